@@ -1,0 +1,263 @@
+"""Axes, inputs, placement checks and timing helpers shared by the benchmarks.
+
+asv imports every benchmark module in every benchmark process (and, with the
+forkserver launch method, once before forking), so nothing here touches a
+device at import time: TensorFlow is imported, devices are queried lazily.
+"""
+
+import functools
+import os
+import sys
+import time
+
+import numpy as np
+import tensorflow as tf
+
+# The parameter grid. Identical on every machine so results stay comparable;
+# combinations a machine cannot run are skipped in setup, with a reason.
+DEVICES = ["cpu", "gpu"]
+# Square matrices: the seed's 2x2, the 1000x1000 the usual advice names, and
+# powers of two between them dense enough to locate a CPU/GPU crossover.
+SIZES = [2, 32, 128, 256, 512, 1000, 2048, 4096]
+DTYPES = ["int32", "float32"]
+# eager: one Python call per op, as in the seed; function: one tf.function
+# call per op; xla: the same compiled with XLA; graph_loop: the whole loop of
+# ops inside one tf.function, so per-op Python dispatch disappears.
+MODES = ["eager", "function", "xla", "graph_loop"]
+
+TF_DEVICE = {"cpu": "/CPU:0", "gpu": "/GPU:0"}
+# The factor of the seed's `tf.multiply(tensor, 2)`.
+FACTOR = 2
+
+# Every timed call runs a block of ops and waits once at the end (GPU work
+# is asynchronous); per-op time is the block's time divided by its length.
+# Small tensors get long blocks so microsecond ops are measured above timer
+# and wait overhead; the largest get one op per block.
+MAX_OPS_PER_BLOCK = 100
+ELEMENTS_PER_BLOCK = 1 << 22
+
+
+def ops_per_block(size):
+    """Number of multiplies timed together for a size x size tensor."""
+    return max(1, min(MAX_OPS_PER_BLOCK, ELEMENTS_PER_BLOCK // (size * size)))
+
+
+def bytes_moved(size, dtype):
+    """Bytes one multiply by a scalar reads and writes: n in, n out."""
+    return 2 * size * size * np.dtype(dtype).itemsize
+
+
+def per_op_timer(ops):
+    """A clock whose differences are per-op times for a block of `ops` ops.
+
+    asv divides a sample by the number of calls it made, not by the ops
+    inside one call; handing it this clock makes the recorded time per op.
+    """
+    if ops == 1:
+        return time.perf_counter
+
+    def clock():
+        return time.perf_counter() / ops
+
+    return clock
+
+
+# --- where a '/GPU:0' multiply really runs ----------------------------------
+
+NO_GPU = "no GPU visible to TensorFlow: soft placement would run '/GPU:0' on the CPU"
+
+
+def gpu_skip_reason(gpus, placed_on, host_memory_output):
+    """Why a gpu multiply must not be measured, or None if it runs on a GPU.
+
+    gpus: names of the GPUs TensorFlow lists; placed_on: the device a
+    '/GPU:0' multiply reported; host_memory_output: whether the kernel
+    TensorFlow selects for that dtype keeps its output in host memory (the
+    int32 kernels for GPUs and PluggableDevices such as Metal do, and
+    compute on the CPU).
+    """
+    if not gpus:
+        return NO_GPU
+    if placed_on is not None and "GPU" not in placed_on.upper():
+        return f"soft placement ran the '/GPU:0' multiply on {placed_on}"
+    if host_memory_output:
+        return (
+            "the GPU Mul kernel for this dtype keeps inputs and output in host memory "
+            "and computes on the CPU"
+        )
+    return None
+
+
+def mul_kernel_host_memory(dtype, device_type="GPU"):
+    """Whether the Mul kernel TensorFlow picks for `dtype` on `device_type`
+    keeps its output in host memory, from TensorFlow's kernel registry.
+
+    A device's own kernel wins; PluggableDevices (Metal) fall back to the
+    DEVICE_DEFAULT kernel, which for int32 is a HostMemory CPU kernel.
+    Returns None when neither is registered (the op cannot run there).
+    """
+    from tensorflow.python.framework import kernels
+
+    wanted = tf.as_dtype(dtype).as_datatype_enum
+    by_device = {}
+    for kernel in kernels.get_registered_kernels_for_op("Mul").kernel:
+        allowed = [t for c in kernel.constraint if c.name == "T" for t in c.allowed_values.list.type]
+        if wanted in allowed:
+            by_device[kernel.device_type] = "z" in kernel.host_memory_arg
+    for candidate in (device_type, "DEFAULT"):
+        if candidate in by_device:
+            return by_device[candidate]
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def device_skip_reason(device, dtype):
+    """Why (device, dtype) is not measured here, or None. Checked once per process."""
+    if device == "cpu":
+        return None
+    gpus = [d.name for d in tf.config.list_physical_devices("GPU")]
+    if not gpus:
+        return gpu_skip_reason(gpus, None, False)
+    x = tf.zeros([2, 2], dtype=dtype)
+    with tf.device(TF_DEVICE[device]):
+        y = tf.multiply(x, FACTOR)
+    host = mul_kernel_host_memory(dtype)
+    # The buffer's location is the runtime's own word on HostMemory outputs.
+    host = bool(host) or "CPU" in getattr(y, "backing_device", y.device).upper()
+    return gpu_skip_reason(gpus, y.device, host)
+
+
+# --- memory -----------------------------------------------------------------
+
+def free_host_memory():
+    """Bytes of host memory available now, or None where the OS won't say."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    if sys.platform == "darwin":
+        # Unified memory on Apple silicon: the GPU shares this pool.
+        try:
+            pages = os.sysconf("SC_PHYS_PAGES")
+            return pages * os.sysconf("SC_PAGE_SIZE") // 2
+        except (ValueError, OSError):
+            return None
+    return None
+
+
+def memory_skip_reason(size, dtype, available, copies=4):
+    """Why size x size of dtype would not fit in `available` bytes, or None.
+
+    A block holds the input, an output being written and one being freed;
+    `copies` leaves room for the allocator on top.
+    """
+    needed = copies * size * size * np.dtype(dtype).itemsize
+    if available is not None and needed > available:
+        return f"{size}x{size} {dtype} needs ~{needed / 2**20:.0f} MiB, {available / 2**20:.0f} MiB free"
+    return None
+
+
+# --- inputs, functions and the wait -----------------------------------------
+
+@functools.lru_cache(maxsize=None)
+def input_tensor(device, size, dtype):
+    """The size x size tensor of ones, resident on `device`."""
+    with tf.device(TF_DEVICE[device]):
+        return tf.identity(tf.ones([size, size], dtype=dtype))
+
+
+def wait_for(tensor):
+    """Block until `tensor` is computed, on any device and TensorFlow version.
+
+    Reading one element back waits for the producing op on CUDA streams and
+    Metal command queues alike; sync_devices() exists only from TF 2.12 and
+    does not wait on PluggableDevices. The cost is measured by Wait.time_wait.
+    """
+    return tf.reshape(tensor, [-1])[0].numpy()
+
+
+def _multiply(x):
+    return tf.multiply(x, FACTOR)
+
+
+def _multiply_block(x, ops):
+    y = x
+    for _ in range(ops):
+        y = tf.multiply(x, FACTOR)
+    return y
+
+
+def _multiply_chain(x, ops):
+    # Each iteration depends on the last, so no optimizer can hoist the
+    # multiply out of the loop or run fewer than `ops` of them.
+    y = x
+    for _ in tf.range(ops):
+        y = tf.multiply(y, FACTOR)
+    return y
+
+
+@functools.lru_cache(maxsize=None)
+def block_runner(device, size, dtype, mode):
+    """A zero-argument callable running one timed block; traced and warmed up.
+
+    Tensors are passed to tf.function as arguments: a captured constant
+    would be folded away by Grappler and only the call would be timed.
+    """
+    x = input_tensor(device, size, dtype)
+    ops = ops_per_block(size)
+    if mode == "eager":
+        def run():
+            return _multiply_block(x, ops)
+    elif mode in ("function", "xla"):
+        step = tf.function(_multiply, jit_compile=(mode == "xla"))
+
+        def run():
+            y = x
+            for _ in range(ops):
+                y = step(x)
+            return y
+    elif mode == "graph_loop":
+        loop = tf.function(_multiply_chain)
+        count = tf.constant(ops)
+
+        def run():
+            return loop(x, count)
+    else:
+        raise ValueError(f"unknown mode {mode!r}; expected one of {MODES}")
+
+    def timed_block():
+        # The wait's ops go on the same device: outside the scope TensorFlow
+        # would place them on a GPU and copy a CPU result there first.
+        with tf.device(TF_DEVICE[device]):
+            wait_for(run())
+
+    timed_block()  # trace, compile and allocate outside the timed region
+    timed_block()
+    return timed_block
+
+
+def skip_reason(device, size, dtype):
+    """Why this combination is not measured here, or None."""
+    return device_skip_reason(device, dtype) or memory_skip_reason(
+        size, dtype, free_host_memory()
+    )
+
+
+def per_op_seconds(block, ops, min_time=0.2, min_blocks=5):
+    """Median per-op time of `block` timed back to back for at least `min_time`.
+
+    Used by track_ benchmarks that compare two devices side by side in one
+    process; the time_ benchmarks leave sampling to asv.
+    """
+    samples = []
+    spent = 0.0
+    while len(samples) < min_blocks or spent < min_time:
+        start = time.perf_counter()
+        block()
+        elapsed = time.perf_counter() - start
+        samples.append(elapsed / ops)
+        spent += elapsed
+    return float(np.median(samples))

@@ -1,0 +1,28 @@
+"""What the wait that ends every timed block costs on its own."""
+
+import tensorflow as tf
+
+from .common import DEVICES, DTYPES, TF_DEVICE, input_tensor, skip_reason, wait_for
+
+# The wait reads one element, so its cost does not depend on the size.
+SIZE = 2
+
+
+class Wait:
+    """Seconds to wait for (read one element of) a tensor that is already computed."""
+
+    params = [DEVICES, DTYPES]
+    param_names = ["device", "dtype"]
+    version = "1"
+
+    def setup(self, device, dtype):
+        reason = skip_reason(device, SIZE, dtype)
+        if reason:
+            raise NotImplementedError(reason)
+        self.tensor = input_tensor(device, SIZE, dtype)
+        self.scope = TF_DEVICE[device]
+        self.time_wait(device, dtype)
+
+    def time_wait(self, device, dtype):
+        with tf.device(self.scope):
+            wait_for(self.tensor)
