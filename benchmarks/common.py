@@ -101,7 +101,9 @@ def mul_kernel_host_memory(dtype, device_type="GPU"):
     wanted = tf.as_dtype(dtype).as_datatype_enum
     by_device = {}
     for kernel in kernels.get_registered_kernels_for_op("Mul").kernel:
-        allowed = [t for c in kernel.constraint if c.name == "T" for t in c.allowed_values.list.type]
+        allowed = [
+            t for c in kernel.constraint if c.name == "T" for t in c.allowed_values.list.type
+        ]
         if wanted in allowed:
             by_device[kernel.device_type] = "z" in kernel.host_memory_arg
     for candidate in (device_type, "DEFAULT"):
@@ -110,7 +112,7 @@ def mul_kernel_host_memory(dtype, device_type="GPU"):
     return None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def device_skip_reason(device, dtype):
     """Why (device, dtype) is not measured here, or None. Checked once per process."""
     if device == "cpu":
@@ -128,6 +130,7 @@ def device_skip_reason(device, dtype):
 
 
 # --- memory -----------------------------------------------------------------
+
 
 def free_host_memory():
     """Bytes of host memory available now, or None where the OS won't say."""
@@ -148,6 +151,30 @@ def free_host_memory():
     return None
 
 
+def free_gpu_memory():
+    """Bytes free on the first NVIDIA GPU per nvidia-smi, or None where unknown.
+
+    TensorFlow reports what it has allocated, not what is free. Apple GPUs
+    share host memory, which free_host_memory() already covers.
+    """
+    import shutil
+    import subprocess
+
+    if not shutil.which("nvidia-smi"):
+        return None
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=memory.free", "--format=csv,noheader,nounits", "-i", "0"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout
+        return int(out.split()[0]) * 2**20
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+        return None
+
+
 def memory_skip_reason(size, dtype, available, copies=4):
     """Why size x size of dtype would not fit in `available` bytes, or None.
 
@@ -156,13 +183,17 @@ def memory_skip_reason(size, dtype, available, copies=4):
     """
     needed = copies * size * size * np.dtype(dtype).itemsize
     if available is not None and needed > available:
-        return f"{size}x{size} {dtype} needs ~{needed / 2**20:.0f} MiB, {available / 2**20:.0f} MiB free"
+        return (
+            f"{size}x{size} {dtype} needs ~{needed / 2**20:.0f} MiB, "
+            f"{available / 2**20:.0f} MiB free"
+        )
     return None
 
 
 # --- inputs, functions and the wait -----------------------------------------
 
-@functools.lru_cache(maxsize=None)
+
+@functools.cache
 def input_tensor(device, size, dtype):
     """The size x size tensor of ones, resident on `device`."""
     with tf.device(TF_DEVICE[device]):
@@ -199,7 +230,7 @@ def _multiply_chain(x, ops):
     return y
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def block_runner(device, size, dtype, mode):
     """A zero-argument callable running one timed block; traced and warmed up.
 
@@ -208,11 +239,14 @@ def block_runner(device, size, dtype, mode):
     """
     x = input_tensor(device, size, dtype)
     ops = ops_per_block(size)
+    functions = []
     if mode == "eager":
+
         def run():
             return _multiply_block(x, ops)
     elif mode in ("function", "xla"):
         step = tf.function(_multiply, jit_compile=(mode == "xla"))
+        functions.append(step)
 
         def run():
             y = x
@@ -221,6 +255,7 @@ def block_runner(device, size, dtype, mode):
             return y
     elif mode == "graph_loop":
         loop = tf.function(_multiply_chain)
+        functions.append(loop)
         count = tf.constant(ops)
 
         def run():
@@ -234,16 +269,29 @@ def block_runner(device, size, dtype, mode):
         with tf.device(TF_DEVICE[device]):
             wait_for(run())
 
-    timed_block()  # trace, compile and allocate outside the timed region
+    try:
+        timed_block()  # trace, compile and allocate outside the timed region
+    except (tf.errors.UnimplementedError, tf.errors.InvalidArgumentError) as error:
+        if mode != "xla":
+            raise
+        # tensorflow-metal, for one, has no XLA backend: skip, don't fail.
+        first_line = str(error).strip().splitlines()[0]
+        raise NotImplementedError(f"XLA cannot compile for {device}: {first_line}") from None
     timed_block()
+    # Exposed so tests can check that timed calls never retrace.
+    timed_block.functions = functions
     return timed_block
 
 
 def skip_reason(device, size, dtype):
-    """Why this combination is not measured here, or None."""
-    return device_skip_reason(device, dtype) or memory_skip_reason(
+    """Why this combination is not measured here, or None. Checked before
+    anything is allocated, so a size that cannot fit is skipped, not killed."""
+    reason = device_skip_reason(device, dtype) or memory_skip_reason(
         size, dtype, free_host_memory()
     )
+    if reason is None and device == "gpu" and sys.platform != "darwin":
+        reason = memory_skip_reason(size, dtype, free_gpu_memory())
+    return reason
 
 
 def per_op_seconds(block, ops, min_time=0.2, min_blocks=5):

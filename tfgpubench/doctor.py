@@ -95,6 +95,8 @@ def run(args):
     diagnosis = diagnose(load_suite_common(config.benchmark_dir))
     print(json.dumps(diagnosis, indent=2) if args.json else format_diagnosis(diagnosis))
     if diagnosis["pairing"] and not diagnosis["pairing"]["ok"]:
-        print("warning: this TensorFlow / tensorflow-metal pair is not one Apple supports",
-              file=sys.stderr)
+        print(
+            "warning: this TensorFlow / tensorflow-metal pair is not one Apple supports",
+            file=sys.stderr,
+        )
     return 0

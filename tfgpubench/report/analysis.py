@@ -1,0 +1,253 @@
+"""The report's numbers, as pure functions of measurements: no I/O, no asv, no plotting.
+
+Ratios carry asv's recorded spread: asv keeps the interquartile range of
+the samples of every time_ benchmark (stats q_25, q_75), so a ratio of two
+timings gets a range from the worst and best pairing of the quartiles.
+track_ benchmarks record one value and give ratios without a range.
+"""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A value with the range asv's spread allows (None where it recorded none)."""
+
+    value: float
+    low: float = None
+    high: float = None
+
+    @property
+    def has_range(self):
+        return self.low is not None and self.high is not None
+
+
+def ratio(numerator, denominator):
+    """numerator / denominator for two Measurements, with the range from their quartiles.
+
+    Returns None unless both were measured. The range pairs the numerator's
+    first quartile with the denominator's third, and the other way round.
+    """
+    if numerator is None or denominator is None:
+        return None
+    if not (numerator.measured and denominator.measured) or denominator.value <= 0:
+        return None
+    low = high = None
+    quartiles = (numerator.q25, numerator.q75, denominator.q25, denominator.q75)
+    if None not in quartiles and min(quartiles) > 0:
+        low = numerator.q25 / denominator.q75
+        high = numerator.q75 / denominator.q25
+    return Estimate(numerator.value / denominator.value, low, high)
+
+
+# --- crossover ----------------------------------------------------------------
+
+AT, ALWAYS, NEVER = "at", "always", "never"
+
+
+def _crossing(sizes, ratios):
+    """(status, size) for one curve of "how many times faster" against size.
+
+    The crossover is the size from which the candidate stays faster (ratio
+    >= 1) up to the largest measured size, interpolated linearly in
+    log(size)-log(ratio) between the last slower and the first faster size.
+    """
+    if ratios[-1] < 1:
+        return NEVER, None
+    slower = [i for i, r in enumerate(ratios) if r < 1]
+    if not slower:
+        return ALWAYS, sizes[0]
+    i = slower[-1]
+    x0, x1 = math.log(sizes[i]), math.log(sizes[i + 1])
+    y0, y1 = math.log(ratios[i]), math.log(ratios[i + 1])
+    t = -y0 / (y1 - y0) if y1 != y0 else 0.5
+    return AT, math.exp(x0 + t * (x1 - x0))
+
+
+@dataclass(frozen=True)
+class Crossover:
+    """Where a candidate becomes faster than a baseline, along the size axis.
+
+    status: "at" (crosses at `size`), "always" (faster at every measured
+    size) or "never" (not faster at the largest measured size). low/high:
+    the range of crossing sizes asv's spread allows; None where that bound
+    lies outside the measured sizes (below the smallest or beyond the
+    largest), or where no spread was recorded (then `has_range` is False).
+    """
+
+    status: str
+    size: float
+    low: float
+    high: float
+    smallest: float
+    largest: float
+    has_range: bool = False
+
+    def describe(self):
+        span = f"{_side(self.smallest)}..{_side(self.largest)}"
+        if self.status == NEVER:
+            text = f"not within the measured sizes ({span})"
+            if self.has_range and self.low is not None:
+                text += f"; within the spread it could be from ~{_side(self.low)}"
+            return text
+        if self.status == ALWAYS:
+            return f"faster at every measured size ({span})"
+        text = f"~{_side(self.size)}"
+        if self.has_range:
+            low = f"~{_side(self.low)}" if self.low is not None else f"below {_side(self.smallest)}"
+            high = (
+                f"~{_side(self.high)}" if self.high is not None else f"beyond {_side(self.largest)}"
+            )
+            text += f" (spread: {low} to {high})"
+        return text
+
+    def as_dict(self):
+        return {
+            "status": self.status,
+            "size": self.size,
+            "low": self.low,
+            "high": self.high,
+            "measured_sizes": [self.smallest, self.largest],
+            "text": self.describe(),
+        }
+
+
+def _side(size):
+    side = f"{size:.0f}"
+    return f"{side}x{side}"
+
+
+def crossover(sizes, estimates):
+    """The Crossover of a series of "how many times faster" Estimates over sizes.
+
+    sizes ascending; estimates[i] is the candidate's speedup over the
+    baseline at sizes[i] (e.g. cpu_time / gpu_time). Points without an
+    estimate are dropped. Returns None with fewer than two points.
+    """
+    points = [(s, e) for s, e in zip(sizes, estimates) if e is not None]
+    if len(points) < 2:
+        return None
+    sizes = [s for s, _ in points]
+    status, size = _crossing(sizes, [e.value for _, e in points])
+    has_range = all(e.has_range for _, e in points)
+    low = high = None
+    if has_range:
+        # The optimistic curve (candidate at its best quartile) crosses first.
+        early, early_size = _crossing(sizes, [e.high for _, e in points])
+        late, late_size = _crossing(sizes, [e.low for _, e in points])
+        low = early_size if early == AT else None
+        high = late_size if late == AT else None
+        if early == ALWAYS:
+            low = None
+    return Crossover(status, size, low, high, sizes[0], sizes[-1], has_range)
+
+
+# --- time against bytes ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LinearFit:
+    """t = fixed + per_byte * bytes, with standard errors.
+
+    fixed is the per-op cost no data size avoids (dispatch, launch, the
+    Python call); 1/per_byte is the bandwidth the op streams data at.
+    """
+
+    fixed: float
+    per_byte: float
+    fixed_error: float
+    per_byte_error: float
+    points: int
+
+    @property
+    def bandwidth(self):
+        """Bytes per second, or None when the slope is not positive."""
+        return 1.0 / self.per_byte if self.per_byte > 0 else None
+
+    def predict(self, nbytes):
+        return self.fixed + self.per_byte * nbytes
+
+    def fixed_share(self, nbytes, seconds):
+        """The share of a measured op time that is fixed cost, capped at 1."""
+        if seconds <= 0:
+            return None
+        return min(1.0, max(0.0, self.fixed / seconds))
+
+    def as_dict(self):
+        return {
+            "fixed_seconds": self.fixed,
+            "fixed_seconds_error": self.fixed_error,
+            "seconds_per_byte": self.per_byte,
+            "seconds_per_byte_error": self.per_byte_error,
+            "bandwidth_bytes_per_second": self.bandwidth,
+            "points": self.points,
+        }
+
+
+def fit_time_vs_bytes(nbytes, seconds):
+    """Least-squares fit of t = a + b * bytes; None with fewer than three points.
+
+    Residuals are weighted relative to t: op times span three orders of
+    magnitude, and an unweighted fit would let the largest sizes' noise
+    swamp the microsecond intercept it is meant to measure.
+    """
+    points = [(float(n), float(t)) for n, t in zip(nbytes, seconds) if t > 0 and math.isfinite(t)]
+    if len(points) < 3 or len({n for n, _ in points}) < 2:
+        return None
+    x = np.array([n for n, _ in points])
+    t = np.array([t for _, t in points])
+    weight = 1.0 / t
+    design = np.column_stack([np.ones_like(x), x]) * weight[:, None]
+    target = t * weight
+    coefficients, _, _, _ = np.linalg.lstsq(design, target, rcond=None)
+    residuals = target - design @ coefficients
+    dof = len(points) - 2
+    variance = float(residuals @ residuals) / dof if dof > 0 else 0.0
+    covariance = variance * np.linalg.pinv(design.T @ design)
+    errors = np.sqrt(np.clip(np.diag(covariance), 0, None))
+    return LinearFit(
+        fixed=float(coefficients[0]),
+        per_byte=float(coefficients[1]),
+        fixed_error=float(errors[0]),
+        per_byte_error=float(errors[1]),
+        points=len(points),
+    )
+
+
+def share(achieved, reference):
+    """achieved / reference, or None when either is missing or the reference is not positive."""
+    if achieved is None or reference is None or reference <= 0:
+        return None
+    return achieved / reference
+
+
+# --- formatting helpers shared by every renderer ----------------------------------
+
+
+def format_seconds(seconds):
+    if seconds is None or not math.isfinite(seconds):
+        return "n/a"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if abs(seconds) >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds / 1e-9:.3g} ns"
+
+
+def format_ratio(estimate):
+    if estimate is None:
+        return "n/a"
+    text = f"{estimate.value:.3g}x"
+    if estimate.has_range:
+        text += f" ({estimate.low:.3g}-{estimate.high:.3g})"
+    return text
+
+
+def format_share(value):
+    return "n/a" if value is None else f"{100 * value:.0f}%"
+
+
+def format_bandwidth(bytes_per_second):
+    return "n/a" if bytes_per_second is None else f"{bytes_per_second / 1e9:.3g} GB/s"

@@ -1,0 +1,286 @@
+"""From loaded runs to the report's tables, one StackReport per (machine, stack, env).
+
+Everything here is computed from the Run's measurements; nothing runs a
+benchmark or reads a file.
+"""
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import analysis, references
+
+MULTIPLY = "multiply.Multiply.time_multiply"
+SPEEDUP = "multiply.Speedup.track_gpu_speedup"
+BANDWIDTH = "multiply.Bandwidth.track_effective_bandwidth"
+WAIT = "wait.Wait.time_wait"
+SEED_SPEEDUP = "seed.SeedScript.track_reported_speedup"
+SEED_ON_GPU = "seed.SeedScript.track_gpu_calls_on_a_gpu"
+
+# The seed's case: a 2x2 int32 tensor multiplied eagerly, one Python call per op.
+SEED_SIZE, SEED_DTYPE, SEED_MODE = 2, "int32", "eager"
+BASELINE_MODE = "eager"
+NO_GPU_NOTE = (
+    "no GPU results: every gpu combination was skipped on this machine "
+    "(for the reason, run `python -m tfgpubench doctor` there)"
+)
+
+
+def bytes_moved(size, dtype):
+    """Bytes a multiply by a scalar reads and writes: size*size elements in, as many out."""
+    return 2 * size * size * np.dtype(dtype).itemsize
+
+
+@dataclass
+class StackReport:
+    machine: str
+    label: str
+    commit_hash: str
+    env_name: str
+    path: str
+    installed: dict
+    gpu_measured: bool
+    gpu_note: str = ""
+    speedups: list = field(default_factory=list)
+    crossovers: list = field(default_factory=list)
+    fits: list = field(default_factory=list)
+    bandwidth: list = field(default_factory=list)
+    modes: list = field(default_factory=list)
+    waits: list = field(default_factory=list)
+    seed: dict = field(default_factory=dict)
+    verdicts: list = field(default_factory=list)
+    headline: dict = field(default_factory=dict)
+
+
+def _axis(run, name, key):
+    return sorted({m.params[key] for m in run.benchmark(name) if key in m.params}, key=_order)
+
+
+def _order(value):
+    # Keep the suite's order for strings (dtypes, modes) stable: sort numbers
+    # numerically and strings as recorded by first appearance is not available
+    # from a set, so fall back to alphabetical within type.
+    return (0, value, "") if isinstance(value, (int, float)) else (1, 0, str(value))
+
+
+def _modes(run):
+    """Modes in the order the suite declares them (first appearance in the results)."""
+    seen = []
+    for m in run.benchmark(MULTIPLY):
+        mode = m.params.get("mode")
+        if mode not in seen:
+            seen.append(mode)
+    return seen
+
+
+def _dtypes(run):
+    seen = []
+    for m in run.benchmark(MULTIPLY):
+        dtype = m.params.get("dtype")
+        if dtype not in seen:
+            seen.append(dtype)
+    return seen
+
+
+def speedup_rows(run):
+    """GPU/CPU speedup per size, dtype and mode: measured side by side, and from the timings."""
+    rows = []
+    for size in _axis(run, MULTIPLY, "size"):
+        for dtype in _dtypes(run):
+            for mode in _modes(run):
+                side_by_side = run.get(SPEEDUP, size=size, dtype=dtype, mode=mode)
+                measured = (
+                    analysis.Estimate(side_by_side.value)
+                    if side_by_side is not None and side_by_side.measured
+                    else None
+                )
+                from_times = analysis.ratio(
+                    run.get(MULTIPLY, device="cpu", size=size, dtype=dtype, mode=mode),
+                    run.get(MULTIPLY, device="gpu", size=size, dtype=dtype, mode=mode),
+                )
+                rows.append(
+                    {"size": size, "dtype": dtype, "mode": mode,
+                     "measured": measured, "from_times": from_times}
+                )
+    return rows
+
+
+def crossover_rows(run, candidate="gpu", baseline="cpu"):
+    """Per dtype and mode, the size from which `candidate` is faster than `baseline`."""
+    rows = []
+    sizes = _axis(run, MULTIPLY, "size")
+    for dtype in _dtypes(run):
+        for mode in _modes(run):
+            estimates = [
+                analysis.ratio(
+                    run.get(MULTIPLY, device=baseline, size=s, dtype=dtype, mode=mode),
+                    run.get(MULTIPLY, device=candidate, size=s, dtype=dtype, mode=mode),
+                )
+                for s in sizes
+            ]
+            rows.append(
+                {"dtype": dtype, "mode": mode,
+                 "crossover": analysis.crossover(sizes, estimates)}
+            )
+    return rows
+
+
+def fit_rows(run):
+    """t = a + b*bytes per device, dtype and mode, over every measured size."""
+    rows = []
+    for device in _axis(run, MULTIPLY, "device"):
+        for dtype in _dtypes(run):
+            for mode in _modes(run):
+                measured = [
+                    m for m in run.select(MULTIPLY, device=device, dtype=dtype, mode=mode)
+                    if m.measured
+                ]
+                fit = analysis.fit_time_vs_bytes(
+                    [bytes_moved(m.params["size"], dtype) for m in measured],
+                    [m.value for m in measured],
+                )
+                if fit is None:
+                    continue
+                smallest = min(measured, key=lambda m: m.params["size"])
+                rows.append({
+                    "device": device, "dtype": dtype, "mode": mode, "fit": fit,
+                    "smallest_size": smallest.params["size"],
+                    "smallest_seconds": smallest.value,
+                    "fixed_share_of_smallest": fit.fixed_share(
+                        bytes_moved(smallest.params["size"], dtype), smallest.value
+                    ),
+                })
+    return rows
+
+
+def bandwidth_rows(run, fits, machine_info):
+    """Achieved float32 bandwidth per device and mode, as a share of the device's reference."""
+    rows = []
+    refs = {"cpu": references.cpu_reference(run), "gpu": references.gpu_reference(run, machine_info)}
+    sizes = _axis(run, BANDWIDTH, "size")
+    largest = sizes[-1] if sizes else None
+    for device in _axis(run, MULTIPLY, "device"):
+        for mode in _modes(run):
+            fit = next(
+                (r["fit"] for r in fits
+                 if (r["device"], r["dtype"], r["mode"]) == (device, "float32", mode)),
+                None,
+            )
+            at_largest = run.get(BANDWIDTH, device=device, size=largest, mode=mode)
+            measured = at_largest.value * 1e9 if at_largest and at_largest.measured else None
+            fitted = fit.bandwidth if fit else None
+            if measured is None and fitted is None:
+                continue
+            reference = refs.get(device)
+            reference_bps = reference.bytes_per_second if reference else None
+            rows.append({
+                "device": device, "mode": mode, "size": largest,
+                "measured": measured, "fitted": fitted,
+                "reference": reference_bps,
+                "reference_source": reference.source if reference else "no reference recorded",
+                "measured_share": analysis.share(measured, reference_bps),
+                "fitted_share": analysis.share(fitted, reference_bps),
+            })
+    return rows
+
+
+def mode_rows(run):
+    """Each mode against eager on the same device: how many times faster, and where that flips."""
+    rows = []
+    sizes = _axis(run, MULTIPLY, "size")
+    for device in _axis(run, MULTIPLY, "device"):
+        for dtype in _dtypes(run):
+            for mode in _modes(run):
+                if mode == BASELINE_MODE:
+                    continue
+                estimates = [
+                    analysis.ratio(
+                        run.get(MULTIPLY, device=device, size=s, dtype=dtype, mode=BASELINE_MODE),
+                        run.get(MULTIPLY, device=device, size=s, dtype=dtype, mode=mode),
+                    )
+                    for s in sizes
+                ]
+                points = [(s, e) for s, e in zip(sizes, estimates) if e is not None]
+                if not points:
+                    continue
+                rows.append({
+                    "device": device, "dtype": dtype, "mode": mode,
+                    "smallest_size": points[0][0], "at_smallest": points[0][1],
+                    "largest_size": points[-1][0], "at_largest": points[-1][1],
+                    "crossover": analysis.crossover(sizes, estimates),
+                })
+    return rows
+
+
+def wait_rows(run):
+    return [
+        {"device": m.params.get("device"), "dtype": m.params.get("dtype"), "seconds": m.value}
+        for m in run.benchmark(WAIT)
+        if m.measured
+    ]
+
+
+def seed_summary(run):
+    """What the seed's method reported, where its GPU calls ran, and the suite's real speedup."""
+    reported = run.get(SEED_SPEEDUP)
+    on_gpu = run.get(SEED_ON_GPU)
+    side_by_side = run.get(SPEEDUP, size=SEED_SIZE, dtype=SEED_DTYPE, mode=SEED_MODE)
+    from_times = analysis.ratio(
+        run.get(MULTIPLY, device="cpu", size=SEED_SIZE, dtype=SEED_DTYPE, mode=SEED_MODE),
+        run.get(MULTIPLY, device="gpu", size=SEED_SIZE, dtype=SEED_DTYPE, mode=SEED_MODE),
+    )
+    if side_by_side is not None and side_by_side.measured:
+        real = analysis.Estimate(side_by_side.value)
+    else:
+        real = from_times
+    return {
+        "reported": reported.value if reported and reported.measured else None,
+        "gpu_calls_on_a_gpu": on_gpu.value if on_gpu and on_gpu.measured else None,
+        "real": real,
+    }
+
+
+def build_stack_report(run, machine_info=None):
+    from .verdicts import headline_numbers, verdicts
+
+    gpu_measured = any(
+        m.measured for m in run.benchmark(MULTIPLY) if m.params.get("device") == "gpu"
+    )
+    fits = fit_rows(run)
+    report = StackReport(
+        machine=run.machine, label=run.label, commit_hash=run.commit_hash,
+        env_name=run.env_name, path=run.path, installed=dict(run.installed),
+        gpu_measured=gpu_measured,
+        gpu_note="" if gpu_measured else NO_GPU_NOTE,
+        speedups=speedup_rows(run) if gpu_measured else [],
+        crossovers=crossover_rows(run) if gpu_measured else [],
+        fits=fits,
+        bandwidth=bandwidth_rows(run, fits, machine_info),
+        modes=mode_rows(run),
+        waits=wait_rows(run),
+        seed=seed_summary(run),
+    )
+    report.verdicts = verdicts(report, run)
+    report.headline = headline_numbers(report)
+    return report
+
+
+def build_report(result_set):
+    """Every run's StackReport, grouped by machine, plus the problems met on the way."""
+    machines = {}
+    for machine, runs in result_set.by_machine().items():
+        info = result_set.machines.get(machine, {})
+        labels = [r.label for r in runs]
+        stacks = []
+        for run in runs:
+            if labels.count(run.label) > 1:
+                # Two environments for one commit: keep them apart by name.
+                run.label = f"{run.label} [{run.env_name}]"
+            stacks.append(build_stack_report(run, info))
+        machines[machine] = stacks
+    return {"machines": machines, "problems": list(result_set.problems)}
+
+
+def finite(value):
+    return value is not None and isinstance(value, (int, float)) and math.isfinite(value)

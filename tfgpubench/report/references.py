@@ -1,0 +1,85 @@
+"""What achieved bandwidth is compared with, and where each number comes from.
+
+The CPU's reference is measured in the same run: numpy's multiply by a
+scalar into a preallocated output (STREAM's "scale" kernel), recorded by
+reference.NumpyScale. A GPU's reference is its best measured copy when the
+suite records one, else the memory bandwidth its maker publishes.
+"""
+
+from dataclasses import dataclass
+
+CPU_REFERENCE_BENCHMARK = "reference.NumpyScale.track_numpy_scale_bandwidth"
+
+# Peak memory bandwidth in GB/s as published by the makers (see
+# shared/notes/facts.md). Matched, case-insensitively, against the values of
+# a machine's machine.json (asv asks for "cpu", "arch"... and keeps any
+# extra key such as "gpu") and its name; the longest matching name wins, so
+# "M1 Pro" is not taken for "M1".
+GPU_SPEC_BANDWIDTH = [
+    ("AMD Radeon Pro 5300M", 192.0, "AMD spec: 128-bit GDDR6 at 12 Gbps"),
+    ("Apple M1", 68.0, "Apple M1 specifications"),
+    ("Apple M1 Pro", 200.0, "Apple M1 Pro specifications"),
+    ("Apple M1 Max", 400.0, "Apple M1 Max specifications"),
+    ("Apple M2", 100.0, "Apple M2 specifications"),
+    ("Apple M2 Pro", 200.0, "Apple M2 Pro specifications"),
+    ("Apple M2 Max", 400.0, "Apple M2 Max specifications"),
+    ("Apple M3 Pro", 150.0, "Apple M3 Pro specifications"),
+    ("Apple M3 Max", 400.0, "Apple M3 Max specifications (300 GB/s for the 14-core CPU part)"),
+    ("NVIDIA H200", 4800.0, "NVIDIA H200 datasheet"),
+]
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A bandwidth to compare with, in bytes per second, and where it comes from."""
+
+    bytes_per_second: float
+    source: str
+
+
+def cpu_reference(run):
+    """numpy's STREAM-scale bandwidth from the same run, at its largest size.
+
+    The largest size is the one least flattered by caches; STREAM itself
+    asks for arrays well beyond the last-level cache.
+    """
+    measured = [m for m in run.benchmark(CPU_REFERENCE_BENCHMARK) if m.measured]
+    if not measured:
+        return None
+    largest = max(measured, key=lambda m: m.params.get("size", 0))
+    size = largest.params.get("size")
+    return Reference(
+        largest.value * 1e9,
+        f"numpy STREAM-scale (multiply by a scalar into a preallocated array) at "
+        f"{size}x{size} float32, same run",
+    )
+
+
+def gpu_reference(run, machine_info):
+    """The GPU's best measured copy bandwidth in this run, else its published peak, else None.
+
+    A measured copy is any track_ benchmark of the suite's `reference` module
+    reporting GB/s for device 'gpu'.
+    """
+    copies = [
+        m
+        for name, measurements in run.measurements.items()
+        if name.startswith("reference.") and name != CPU_REFERENCE_BENCHMARK
+        for m in measurements
+        if m.measured and m.unit == "GB/s" and m.params.get("device") == "gpu"
+    ]
+    if copies:
+        best = max(copies, key=lambda m: m.value)
+        return Reference(best.value * 1e9, f"best measured {best.benchmark} {best.params}, same run")
+    spec = gpu_spec(machine_info)
+    if spec is None:
+        return None
+    name, gigabytes, source = spec
+    return Reference(gigabytes * 1e9, f"{name} published peak ({source})")
+
+
+def gpu_spec(machine_info):
+    """(name, GB/s, source) of the known GPU that machine.json mentions, or None."""
+    text = " ".join(str(v) for v in (machine_info or {}).values()).lower()
+    matches = [spec for spec in GPU_SPEC_BANDWIDTH if spec[0].lower() in text]
+    return max(matches, key=lambda spec: len(spec[0])) if matches else None

@@ -1,0 +1,127 @@
+"""Real `asv run`s of the suite against this interpreter, in a scratch directory.
+
+The self-check must not touch the project's results, environments or stacks
+repository, so it writes a copy of asv.conf.json whose repo is a throwaway
+git repository (one empty commit per run: `asv compare` compares commits) and
+whose results, environments and html live in a temporary directory, and runs
+`asv run -E existing:<this python> --set-commit-hash <commit>`. HOME points
+there too, so the machine file asv writes is the scratch one.
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+MACHINE = "selfcheck"
+_PROGRESS = re.compile(r"^\[\s*\d+(\.\d+)?%\]")
+
+
+class Scratch:
+    """A scratch asv setup: config, a git repo with `commits` empty commits, a HOME."""
+
+    def __init__(self, root, config_path, commits=4, launch_method=None):
+        from asv.util import load_json
+
+        self.root = Path(root)
+        self.repo = self.root / "repo"
+        self.home = self.root / "home"
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.hashes = _make_repo(self.repo, commits)
+        config = load_json(str(config_path), js_comments=True)
+        base = Path(config_path).resolve().parent
+        config.update(
+            repo=str(self.repo),
+            branches=["main"],
+            benchmark_dir=str((base / config.get("benchmark_dir", "benchmarks")).resolve()),
+            env_dir=str(self.root / "env"),
+            results_dir=str(self.root / "results"),
+            html_dir=str(self.root / "html"),
+        )
+        if launch_method:
+            config["launch_method"] = launch_method
+        self.launch_method = config.get("launch_method") or "spawn"
+        self.benchmark_dir = config["benchmark_dir"]
+        self.config = self.root / "asv.conf.json"
+        self.config.write_text(json.dumps(config, indent=1))
+        self._asv(["machine", "--yes", "--machine", MACHINE], quiet=True)
+
+    def env(self, extra=None):
+        env = dict(os.environ, HOME=str(self.home))
+        env.update(extra or {})
+        return env
+
+    def _asv(self, args, extra_env=None, quiet=False, progress=None):
+        command = [sys.executable, "-m", "asv", *args, "--config", str(self.config)]
+        process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            env=self.env(extra_env), cwd=str(self.root),
+        )
+        lines = []
+        for line in process.stdout:
+            lines.append(line)
+            if progress and _PROGRESS.match(line.strip()):
+                progress("    " + line.strip()[:96])
+        process.wait()
+        output = "".join(lines)
+        if process.returncode and not quiet:
+            raise RuntimeError(f"asv {' '.join(args)} exited {process.returncode}:\n{output[-3000:]}")
+        return output
+
+    def run(self, commit, bench=None, extra_env=None, progress=None):
+        """One `asv run` recorded under `commit`; returns its wall time and output."""
+        args = ["run", "-E", f"existing:{sys.executable}", "--set-commit-hash", commit,
+                "--machine", MACHINE, "--launch-method", self.launch_method]
+        if bench:
+            args += ["-b", bench]
+        start = time.perf_counter()
+        output = self._asv(args, extra_env=extra_env, progress=progress)
+        return {"wall": time.perf_counter() - start, "output": output}
+
+    def compare(self, before, after, factor):
+        return self._asv(["compare", "--factor", str(factor), "--split", "--machine", MACHINE,
+                          before, after])
+
+    def result_file(self, commit):
+        found = list((self.root / "results" / MACHINE).glob(f"{commit[:8]}-*.json"))
+        if not found:
+            raise RuntimeError(f"asv wrote no results for {commit[:8]}")
+        return json.loads(found[0].read_text())
+
+    def benchmarks(self):
+        return json.loads((self.root / "results" / "benchmarks.json").read_text())
+
+
+def _make_repo(path, commits):
+    path.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, GIT_AUTHOR_NAME="selfcheck", GIT_AUTHOR_EMAIL="selfcheck@localhost",
+               GIT_COMMITTER_NAME="selfcheck", GIT_COMMITTER_EMAIL="selfcheck@localhost")
+
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=path, env=env, check=True,
+                              capture_output=True, text=True).stdout.strip()
+
+    git("init", "-q", "-b", "main")
+    hashes = []
+    for i in range(commits):
+        git("commit", "-q", "--allow-empty", "-m", f"selfcheck run {i + 1}")
+        hashes.append(git("rev-parse", "HEAD"))
+    return hashes
+
+
+def import_seconds(benchmark_dir, count=3):
+    """What a fresh benchmark process pays before its first benchmark: start Python,
+    import asv_runner and the suite's shared module (TensorFlow). Median of `count`."""
+    parent, package = os.path.split(os.path.abspath(benchmark_dir))
+    code = (f"import sys; sys.path.insert(0, {parent!r}); import asv_runner; "
+            f"import {package}.common")
+    times = []
+    for _ in range(count):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+        times.append(time.perf_counter() - start)
+    times.sort()
+    return times[len(times) // 2]

@@ -1,0 +1,234 @@
+"""The self-check's numbers as pure functions: no TensorFlow, no asv runs, no I/O.
+
+Everything here takes plain data (lists, dicts, the text asv prints, the JSON
+asv writes) so tests can feed it outputs captured from real runs.
+"""
+
+import itertools
+import math
+import re
+
+# The factor `asv compare` uses for the noise and sensitivity checks.
+FACTOR = 1.1
+# Fidelity target: the suite's per-op time within 5% of a bare loop's.
+FIDELITY_TOLERANCE = 0.05
+
+
+def percentile(values, q):
+    """The q-th quantile (0..1) of `values`, linearly interpolated like numpy's default."""
+    ordered = sorted(values)
+    if not ordered:
+        return math.nan
+    position = q * (len(ordered) - 1)
+    low = math.floor(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def median(values):
+    return percentile(values, 0.5)
+
+
+def within(ratio, tolerance=FIDELITY_TOLERANCE):
+    """Whether a ratio of two timings is 1.00 +- tolerance."""
+    return abs(ratio - 1.0) <= tolerance
+
+
+def spread(q25, q75, middle):
+    """asv's interquartile range relative to its median: the run's own noise."""
+    if middle is None or q25 is None or q75 is None or not middle or math.isnan(middle):
+        return math.nan
+    return (q75 - q25) / middle
+
+
+def distribution(values):
+    """Summary of a list of numbers: count, min, median, 90th percentile, max."""
+    values = [v for v in values if v is not None and not math.isnan(v)]
+    if not values:
+        return {"n": 0}
+    return {
+        "n": len(values),
+        "min": min(values),
+        "median": median(values),
+        "p90": percentile(values, 0.9),
+        "max": max(values),
+    }
+
+
+# --- asv's result files ------------------------------------------------------
+
+
+def case_name(benchmark, params):
+    """The id asv compare prints: `name(p1, p2)`, params as asv stores them (reprs)."""
+    return f"{benchmark}({', '.join(params)})" if params else benchmark
+
+
+def unroll_results(result_file):
+    """{case id: {value, q25, q75, repeat}} for every parameter combination in a
+    parsed asv result file (format version 2, columns named in result_columns)."""
+    columns = result_file["result_columns"]
+    cases = {}
+    for benchmark, row in result_file["results"].items():
+        entry = dict(zip(columns, row))
+        params = entry.get("params") or []
+        combos = list(itertools.product(*params)) if params else [()]
+        values = entry["result"]
+        if not isinstance(values, list):
+            values = [values]
+        for i, combo in enumerate(combos):
+            def column(name, i=i):
+                got = entry.get(name)
+                return got[i] if isinstance(got, list) and i < len(got) else None
+
+            value = values[i] if i < len(values) else None
+            cases[case_name(benchmark, combo)] = {
+                "benchmark": benchmark,
+                "value": value,
+                "q25": column("stats_q_25"),
+                "q75": column("stats_q_75"),
+                "repeat": column("stats_repeat"),
+            }
+    return cases
+
+
+def spreads(cases, prefix="time_"):
+    """{case id: IQR/median} for the measured (not skipped) cases of time benchmarks."""
+    out = {}
+    for name, case in cases.items():
+        if prefix not in case["benchmark"].rsplit(".", 1)[-1]:
+            continue
+        value = case["value"]
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            continue
+        out[name] = spread(case["q25"], case["q75"], value)
+    return out
+
+
+def benchmark_durations(result_file):
+    """{benchmark: seconds asv spent on it, all its combinations and rounds}."""
+    columns = result_file["result_columns"]
+    index = columns.index("duration")
+    return {name: row[index] for name, row in result_file["results"].items()}
+
+
+def process_count(benchmarks, launch_method):
+    """Benchmark processes an `asv run` starts for a suite, from asv's benchmarks.json.
+
+    asv starts one process per (benchmark, parameter combination, round),
+    skipped combinations included; time benchmarks run `rounds` rounds, others
+    one. With spawn each is a fresh interpreter importing TensorFlow; with
+    forkserver each is a fork of one server that imported the suite once.
+    Discovery adds one interpreter either way, forkserver's server another.
+    """
+    total = 0
+    for name, info in benchmarks.items():
+        if name == "version":
+            continue
+        combos = 1
+        for values in info.get("params") or []:
+            combos *= len(values)
+        total += combos * int(info.get("rounds", 1))
+    fresh = 1 + (total if launch_method == "spawn" else 1)
+    return {"benchmark_processes": total, "fresh_interpreters": fresh}
+
+
+# --- asv compare's output ----------------------------------------------------
+
+_SECTIONS = {
+    "Benchmarks that have improved:": "improved",
+    "Benchmarks that have stayed the same:": "same",
+    "Benchmarks that have got worse:": "worse",
+    "Benchmarks that are not comparable:": "not comparable",
+    "All benchmarks:": "all",
+}
+_ROW = re.compile(r"^\|\s*(?P<mark>[-+~x!* ]?)\s*\|(?P<before>[^|]*)\|(?P<after>[^|]*)\|"
+                  r"(?P<ratio>[^|]*)\|\s*(?P<name>.*?)\s*\|\s*$")
+
+
+def parse_compare(text):
+    """Rows of `asv compare` (with or without --split) as dicts.
+
+    Each row: section, mark ('+' slower, '-' faster, ' ' unchanged or not
+    significant, 'x' not comparable, '!' newly failing, '*' fixed), before,
+    after, ratio (float or None), insignificant (asv printed '~': the ratio is
+    past the factor but the statistics don't support it), name.
+    """
+    rows = []
+    section = "all"
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped in _SECTIONS:
+            section = _SECTIONS[stripped]
+            continue
+        match = _ROW.match(stripped)
+        if not match or set(match["before"].strip()) <= {"-"} or match["name"] == "Benchmark (Parameter)":
+            continue
+        ratio_text = match["ratio"].strip()
+        number = ratio_text.lstrip("~")
+        try:
+            ratio = float(number)
+        except ValueError:
+            ratio = None
+        rows.append({
+            "section": section,
+            "mark": match["mark"].strip() or " ",
+            "before": match["before"].strip(),
+            "after": match["after"].strip(),
+            "ratio": ratio,
+            "insignificant": ratio_text.startswith("~"),
+            "name": match["name"],
+        })
+    return rows
+
+
+def flagged(rows):
+    """{case id: mark} for the rows asv calls a significant change ('+' or '-')."""
+    return {row["name"]: row["mark"] for row in rows if row["mark"] in "+-" and row["mark"] != " "}
+
+
+def changed(truth_ratios, factor=FACTOR):
+    """Cases whose independently measured time ratio is past the factor either way."""
+    return {
+        name for name, ratio in truth_ratios.items()
+        if ratio is not None and not math.isnan(ratio) and (ratio > factor or ratio < 1 / factor)
+    }
+
+
+def match_flags(truth_ratios, flags, factor=FACTOR):
+    """How asv's verdicts line up with the real changes.
+
+    truth_ratios: {case id: after/before from bare timings}; flags: from
+    `flagged`. Returns caught (really changed and flagged in the right
+    direction), missed (really changed, not flagged), false (flagged, not
+    really changed past the factor) and wrong_way (flagged opposite to the
+    real change), each sorted.
+    """
+    real = changed(truth_ratios, factor)
+    caught, missed, wrong_way = [], [], []
+    for name in sorted(real):
+        mark = flags.get(name)
+        direction = "+" if truth_ratios[name] > 1 else "-"
+        if mark == direction:
+            caught.append(name)
+        elif mark is None:
+            missed.append(name)
+        else:
+            wrong_way.append(name)
+    false = sorted(name for name in flags if name not in real)
+    return {"caught": caught, "missed": missed, "false": false, "wrong_way": wrong_way}
+
+
+# --- formatting -----------------------------------------------------------------
+
+
+def human_seconds(seconds):
+    if seconds is None or math.isnan(seconds):
+        return "n/a"
+    for unit, scale in (("s", 1), ("ms", 1e-3), ("us", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds / 1e-9:.3g} ns"
+
+
+def verdict(ok):
+    return "PASS" if ok else "FAIL"

@@ -1,0 +1,56 @@
+"""A worker that times the suite's blocks with a bare clock: the sensitivity check's truth.
+
+`python -m tfgpubench.selfcheck.truth BENCHMARK_DIR` reads one case per line
+on stdin ("device size dtype mode") and answers one JSON line: the median
+per-op time of the suite's own block, timed back to back with
+`time.perf_counter`, or the reason the case is skipped. The driver keeps two
+workers (one per environment, e.g. TF_NUM_INTRAOP_THREADS=1) and asks them
+in turn, so they never run at the same time and drift hits both alike.
+"""
+
+import json
+import os
+import sys
+import time
+
+# Enough samples per case that the median is steady, few enough to stay cheap.
+MIN_SECONDS = 0.15
+MIN_BLOCKS = 7
+
+
+def time_case(common, device, size, dtype, mode):
+    reason = common.skip_reason(device, size, dtype)
+    if reason:
+        return {"skip": reason}
+    block = common.block_runner(device, size, dtype, mode)
+    ops = common.ops_per_block(size)
+    samples = []
+    spent = 0.0
+    while len(samples) < MIN_BLOCKS or spent < MIN_SECONDS:
+        start = time.perf_counter()
+        block()
+        elapsed = time.perf_counter() - start
+        samples.append(elapsed / ops)
+        spent += elapsed
+    samples.sort()
+    return {"median": samples[len(samples) // 2], "samples": len(samples)}
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    from ..suite import load_suite_common
+
+    common = load_suite_common(os.path.abspath(argv[0]))
+    print(json.dumps({"ready": True}), flush=True)
+    for line in sys.stdin:
+        device, size, dtype, mode = line.split()
+        try:
+            answer = time_case(common, device, int(size), dtype, mode)
+        except Exception as error:  # a case that fails must not stop the others
+            answer = {"skip": f"{type(error).__name__}: {error}"}
+        print(json.dumps(answer), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
