@@ -13,6 +13,13 @@ from .pairing import pairing_verdict
 TENSORFLOW_DISTRIBUTIONS = ["tensorflow", "tensorflow-macos", "tensorflow-cpu", "tensorflow-gpu"]
 PLUGINS = ["tensorflow-metal"]
 
+# What TensorFlow's kernel registry says a GPU Mul kernel does, by host_memory.
+KERNEL_WORDS = {
+    True: "host-memory kernel: inputs and output stay on the host, the CPU computes",
+    False: "device-memory kernel: computes on the GPU",
+    None: "no GPU kernel in this TensorFlow build",
+}
+
 
 def installed_versions(names):
     found = {}
@@ -38,7 +45,11 @@ def diagnose(common):
     placement = {}
     for dtype in common.DTYPES:
         reason = common.device_skip_reason("gpu", dtype)
-        placement[dtype] = {"runs_on": "CPU" if reason else "GPU", "reason": reason}
+        placement[dtype] = {
+            "runs_on": "CPU" if reason else "GPU",
+            "reason": reason,
+            "gpu_kernel": KERNEL_WORDS[common.mul_kernel_host_memory(dtype)],
+        }
     return {
         "python": platform.python_version(),
         "platform": f"{platform.system()} {platform.release()} {platform.machine()}",
@@ -80,6 +91,7 @@ def format_diagnosis(d):
     for dtype, where in d["gpu_multiply"].items():
         why = f": {where['reason']}" if where["reason"] else ""
         lines.append(f"  {dtype:8} computes on the {where['runs_on']}{why}")
+        lines.append(f"  {'':8} kernel registry: {where['gpu_kernel']}")
     return "\n".join(lines)
 
 

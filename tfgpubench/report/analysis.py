@@ -43,6 +43,15 @@ def ratio(numerator, denominator):
     return Estimate(numerator.value / denominator.value, low, high)
 
 
+def invert(estimate):
+    """The Estimate of 1/x: "how many times faster" seen from the other side."""
+    if estimate is None or estimate.value <= 0:
+        return None
+    if estimate.has_range and estimate.low > 0:
+        return Estimate(1 / estimate.value, 1 / estimate.high, 1 / estimate.low)
+    return Estimate(1 / estimate.value)
+
+
 # --- crossover ----------------------------------------------------------------
 
 AT, ALWAYS, NEVER = "at", "always", "never"

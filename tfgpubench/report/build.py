@@ -28,8 +28,14 @@ NO_GPU_NOTE = (
 
 
 def bytes_moved(size, dtype):
-    """Bytes a multiply by a scalar reads and writes: size*size elements in, as many out."""
-    return 2 * size * size * np.dtype(dtype).itemsize
+    """Bytes a multiply by a scalar reads and writes: size*size elements in, as many out.
+
+    None for a dtype numpy does not know (results from a suite with other dtypes).
+    """
+    try:
+        return 2 * size * size * np.dtype(dtype).itemsize
+    except TypeError:
+        return None
 
 
 @dataclass
@@ -54,14 +60,8 @@ class StackReport:
 
 
 def _axis(run, name, key):
-    return sorted({m.params[key] for m in run.benchmark(name) if key in m.params}, key=_order)
-
-
-def _order(value):
-    # Keep the suite's order for strings (dtypes, modes) stable: sort numbers
-    # numerically and strings as recorded by first appearance is not available
-    # from a set, so fall back to alphabetical within type.
-    return (0, value, "") if isinstance(value, (int, float)) else (1, 0, str(value))
+    """The sorted values of one parameter (sizes ascending, devices 'cpu' before 'gpu')."""
+    return sorted({m.params[key] for m in run.benchmark(name) if key in m.params})
 
 
 def _modes(run):
@@ -136,6 +136,8 @@ def fit_rows(run):
                     m for m in run.select(MULTIPLY, device=device, dtype=dtype, mode=mode)
                     if m.measured
                 ]
+                if bytes_moved(1, dtype) is None:
+                    continue
                 fit = analysis.fit_time_vs_bytes(
                     [bytes_moved(m.params["size"], dtype) for m in measured],
                     [m.value for m in measured],
@@ -157,7 +159,10 @@ def fit_rows(run):
 def bandwidth_rows(run, fits, machine_info):
     """Achieved float32 bandwidth per device and mode, as a share of the device's reference."""
     rows = []
-    refs = {"cpu": references.cpu_reference(run), "gpu": references.gpu_reference(run, machine_info)}
+    refs = {
+        "cpu": references.cpu_reference(run),
+        "gpu": references.gpu_reference(run, machine_info),
+    }
     sizes = _axis(run, BANDWIDTH, "size")
     largest = sizes[-1] if sizes else None
     for device in _axis(run, MULTIPLY, "device"):
@@ -208,7 +213,13 @@ def mode_rows(run):
                     "device": device, "dtype": dtype, "mode": mode,
                     "smallest_size": points[0][0], "at_smallest": points[0][1],
                     "largest_size": points[-1][0], "at_largest": points[-1][1],
+                    "points": points,
+                    # From which size the mode beats eager, and from which eager
+                    # beats the mode (graph_loop wins small and loses large).
                     "crossover": analysis.crossover(sizes, estimates),
+                    "eager_crossover": analysis.crossover(
+                        sizes, [analysis.invert(e) for e in estimates]
+                    ),
                 })
     return rows
 

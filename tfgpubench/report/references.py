@@ -50,8 +50,7 @@ def cpu_reference(run):
     size = largest.params.get("size")
     return Reference(
         largest.value * 1e9,
-        f"numpy STREAM-scale (multiply by a scalar into a preallocated array) at "
-        f"{size}x{size} float32, same run",
+        f"numpy STREAM-scale at {size}x{size} float32, same run",
     )
 
 
@@ -70,7 +69,9 @@ def gpu_reference(run, machine_info):
     ]
     if copies:
         best = max(copies, key=lambda m: m.value)
-        return Reference(best.value * 1e9, f"best measured {best.benchmark} {best.params}, same run")
+        return Reference(
+            best.value * 1e9, f"best measured {best.benchmark} {best.params}, same run"
+        )
     spec = gpu_spec(machine_info)
     if spec is None:
         return None

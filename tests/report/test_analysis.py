@@ -1,0 +1,131 @@
+"""The report's numbers, on series from the real fixture results.
+
+There are no GPU results anywhere: crossover and speedup are generic (two
+timed series over sizes) and are checked here on CPU modes that really do
+cross on the machine that recorded the fixtures (graph_loop against eager).
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from tfgpubench.report import analysis
+from tfgpubench.report.build import MULTIPLY, bytes_moved
+from tfgpubench.results import load_results, stack_labels_from_repo
+
+from .conftest import FIXTURE_RESULTS
+
+
+@pytest.fixture(scope="module")
+def runs(stack_repo):
+    result_set = load_results(FIXTURE_RESULTS, stack_labels_from_repo(stack_repo))
+    return {r.label: r for r in result_set.runs}
+
+
+def series(run, mode, dtype="int32", device="cpu"):
+    return sorted(
+        run.select(MULTIPLY, device=device, dtype=dtype, mode=mode), key=lambda m: m.params["size"]
+    )
+
+
+def test_ratio_uses_asv_quartiles(runs):
+    run = runs["tf-2.21.0"]
+    eager = run.get(MULTIPLY, device="cpu", size=2, dtype="int32", mode="eager")
+    function = run.get(MULTIPLY, device="cpu", size=2, dtype="int32", mode="function")
+    estimate = analysis.ratio(function, eager)
+    assert estimate.value == function.value / eager.value
+    assert estimate.low == function.q25 / eager.q75
+    assert estimate.high == function.q75 / eager.q25
+    assert estimate.low <= estimate.value <= estimate.high
+
+
+def test_ratio_of_a_skipped_combination_is_none(runs):
+    run = runs["tf-2.21.0"]
+    cpu = run.get(MULTIPLY, device="cpu", size=2, dtype="int32", mode="eager")
+    gpu = run.get(MULTIPLY, device="gpu", size=2, dtype="int32", mode="eager")
+    assert analysis.ratio(cpu, gpu) is None
+
+
+def eager_over(run, mode, dtype="int32"):
+    """How many times faster eager is than `mode`, per size."""
+    eager, other = series(run, "eager", dtype), series(run, mode, dtype)
+    return [m.params["size"] for m in eager], [
+        analysis.ratio(o, e) for e, o in zip(eager, other)
+    ]
+
+
+def test_crossover_where_eager_overtakes_graph_loop(runs):
+    sizes, estimates = eager_over(runs["tf-2.16.2"], "graph_loop")
+    values = [e.value for e in estimates]
+    assert values[0] < 1 <= values[-1], "the fixture's series must cross"
+    last_slower = max(i for i, v in enumerate(values) if v < 1)
+    cross = analysis.crossover(sizes, estimates)
+    assert cross.status == analysis.AT
+    assert sizes[last_slower] <= cross.size <= sizes[last_slower + 1]
+    assert cross.has_range
+    assert cross.low is None or cross.low <= cross.size
+    assert cross.high is None or cross.high >= cross.size
+    # Interpolation is linear in log-log between the bracketing points.
+    i = last_slower
+    t = math.log(cross.size / sizes[i]) / math.log(sizes[i + 1] / sizes[i])
+    assert math.log(values[i]) + t * (math.log(values[i + 1]) - math.log(values[i])) == (
+        pytest.approx(0, abs=1e-9)
+    )
+    assert cross.describe().startswith("~")
+
+
+def test_crossover_never_and_always(runs):
+    # A per-op tf.function never catches up with eager on this machine's float32
+    # series, and eager is faster than it at every size.
+    sizes, estimates = eager_over(runs["tf-2.16.2"], "function", "float32")
+    assert all(e.value > 1 for e in estimates)
+    always = analysis.crossover(sizes, estimates)
+    assert always.status == analysis.ALWAYS
+    assert "every measured size" in always.describe()
+    never = analysis.crossover(sizes, [analysis.invert(e) for e in estimates])
+    assert never.status == analysis.NEVER and never.size is None
+    assert "not within the measured sizes (2x2..4096x4096)" in never.describe()
+
+
+def test_crossover_needs_two_points(runs):
+    sizes, estimates = eager_over(runs["tf-2.21.0"], "graph_loop")
+    assert analysis.crossover(sizes, [estimates[0]] + [None] * (len(sizes) - 1)) is None
+
+
+def test_fit_matches_numpy_weighted_polyfit(runs):
+    measured = series(runs["tf-2.21.0"], "eager", "float32")
+    nbytes = [bytes_moved(m.params["size"], "float32") for m in measured]
+    seconds = [m.value for m in measured]
+    fit = analysis.fit_time_vs_bytes(nbytes, seconds)
+    slope, intercept = np.polyfit(nbytes, seconds, 1, w=1 / np.array(seconds))
+    assert fit.fixed == pytest.approx(intercept, rel=1e-6)
+    assert fit.per_byte == pytest.approx(slope, rel=1e-6)
+    assert fit.points == len(measured)
+    assert 0 < fit.fixed < seconds[0]  # the smallest op is mostly, not only, fixed cost
+    assert fit.bandwidth == pytest.approx(1 / slope)
+    assert fit.fixed_error > 0 and fit.per_byte_error > 0
+
+
+def test_fit_needs_three_points_and_two_sizes():
+    assert analysis.fit_time_vs_bytes([32, 32, 32], [1.0, 1.1, 0.9]) is None
+    assert analysis.fit_time_vs_bytes([32, 64], [1.0, 2.0]) is None
+
+
+def test_share_and_bytes_moved(runs):
+    numpy_scale = runs["tf-2.21.0"].get(
+        "reference.NumpyScale.track_numpy_scale_bandwidth", size=4096
+    )
+    assert analysis.share(numpy_scale.value, numpy_scale.value) == 1
+    assert analysis.share(1.0, None) is None and analysis.share(1.0, 0) is None
+    assert bytes_moved(4096, "float32") == 2 * 4096 * 4096 * 4
+    assert bytes_moved(2, "not-a-dtype") is None
+
+
+def test_invert_swaps_the_range(runs):
+    _, estimates = eager_over(runs["tf-2.21.0"], "function")
+    estimate = estimates[0]
+    inverted = analysis.invert(estimate)
+    assert inverted.value == pytest.approx(1 / estimate.value)
+    assert inverted.low == pytest.approx(1 / estimate.high)
+    assert inverted.high == pytest.approx(1 / estimate.low)

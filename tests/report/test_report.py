@@ -1,0 +1,89 @@
+"""The report command end to end on the fixture results: tables, verdicts, formats, faults."""
+
+import csv
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tfgpubench.report import load
+from tfgpubench.report.build import SEED_SPEEDUP
+
+from .conftest import FIXTURE_RESULTS, raw, result_files, write_config
+
+
+def report_command(config, *args):
+    return subprocess.run(
+        [sys.executable, "-m", "tfgpubench.report", "--config", str(config), *args],
+        capture_output=True, text=True, timeout=120,
+    )
+
+
+@pytest.fixture
+def config(tmp_path, stack_repo):
+    return write_config(tmp_path, FIXTURE_RESULTS, stack_repo)
+
+
+def test_verdicts_are_computed_from_the_results(stack_repo):
+    _, report = load(FIXTURE_RESULTS, stack_repo)
+    [stacks] = report["machines"].values()
+    for stack in stacks:
+        path = next(p for p in result_files() if p.name in stack.path)
+        data = raw(path)
+        reported = dict(zip(data["result_columns"], data["results"][SEED_SPEEDUP]))["result"][0]
+        text = "\n".join(stack.verdicts)
+        assert "No GPU results" in text
+        assert f"reports a {reported:.3g}x GPU speedup" in text
+        assert "ran on the CPU" in text
+        assert "is fixed per-op cost" in text
+        assert "a tf.function called per op is" in text and "than eager" in text
+        assert "of " in text and "numpy STREAM-scale" in text
+        # Nothing GPU-side is claimed from CPU numbers.
+        assert stack.speedups == [] and stack.crossovers == []
+        assert "Best measured GPU speedup" not in text
+
+
+def test_text_report_prints_tables_and_verdicts(config):
+    done = report_command(config)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    for label in ("testbox / tf-2.16.2", "testbox / tf-2.21.0", "Across stacks"):
+        assert label in out
+    for heading in ("Verdicts", "t = a + b*bytes", "share of the reference", "against eager"):
+        assert heading in out
+    assert "no GPU results: every gpu combination was skipped" in out
+
+
+def test_markdown_json_csv(config):
+    markdown = report_command(config, "--format", "markdown").stdout
+    assert "## testbox / tf-2.21.0" in markdown and "| device |" in markdown
+
+    data = json.loads(report_command(config, "--format", "json").stdout)
+    stacks = data["machines"]["testbox"]
+    assert [s["label"] for s in stacks] == ["tf-2.16.2", "tf-2.21.0"]
+    assert stacks[0]["fits"][0]["fit"]["fixed_seconds"] > 0
+    assert data["problems"] == []
+
+    rows = list(csv.DictReader(io.StringIO(report_command(config, "--format", "csv").stdout)))
+    fixed = [r for r in rows if r["quantity"] == "fixed_seconds"]
+    assert {r["stack"] for r in fixed} == {"tf-2.16.2", "tf-2.21.0"}
+    assert all(float(r["value"]) > 0 for r in fixed)
+
+
+def test_unknown_machine_option_says_which_exist(config):
+    done = report_command(config, "--machine", "nowhere")
+    assert done.returncode == 2 and "machines with results: testbox" in done.stderr
+
+
+def test_corrupt_file_is_named_and_the_report_carries_on(tmp_path, results_copy, stack_repo):
+    broken, kept = result_files(results_copy)
+    broken.write_bytes(b"\x00garbage{")
+    config = write_config(tmp_path, results_copy, stack_repo)
+    done = report_command(config)
+    assert done.returncode == 0
+    assert broken.name in done.stderr and "corrupt or truncated" in done.stderr
+    assert broken.name in done.stdout  # the "Left out" section of the report itself
+    assert kept.name in done.stdout and "Verdicts" in done.stdout
+    assert done.stdout.count("Verdicts") == 1

@@ -1,0 +1,200 @@
+"""The answer in words for the seed's case, computed from a StackReport's tables.
+
+Each verdict states the numbers it rests on; where the data for one is
+missing it says what is missing instead of guessing.
+"""
+
+from .analysis import format_bandwidth, format_ratio, format_seconds, format_share
+from .build import MULTIPLY, SEED_DTYPE, SEED_MODE, SEED_SIZE
+
+
+def gpu_placement(report, run):
+    """Which dtypes never reached the GPU."""
+    gpu = [m for m in run.benchmark(MULTIPLY) if m.params.get("device") == "gpu"]
+    if not gpu:
+        return "No GPU combinations were recorded in this run."
+    if not report.gpu_measured:
+        return (
+            "No GPU results: every '/GPU:0' combination was skipped, for every dtype "
+            "(see `python -m tfgpubench doctor` on that machine for the reason); "
+            "what follows is CPU-only."
+        )
+    never = []
+    for dtype in sorted({m.params.get("dtype") for m in gpu}):
+        of_dtype = [m for m in gpu if m.params.get("dtype") == dtype]
+        if not any(m.measured for m in of_dtype):
+            never.append(f"{dtype} (all {len(of_dtype)} gpu combinations skipped)")
+    if not never:
+        return "Every dtype was measured on the GPU."
+    return (
+        "Never on the GPU: " + ", ".join(never) + ". The suite skips a gpu combination "
+        "when the op would not compute on a GPU; for int32 that is TensorFlow's "
+        "host-memory Mul kernel (see `python -m tfgpubench doctor`)."
+    )
+
+
+def seed_placement(report):
+    on_gpu = report.seed.get("gpu_calls_on_a_gpu")
+    if on_gpu is None:
+        return None
+    if on_gpu >= 1:
+        return "The seed's '/GPU:0' int32 multiply computed on a GPU."
+    return (
+        "The seed's '/GPU:0' int32 multiply ran on the CPU (track_gpu_calls_on_a_gpu = "
+        f"{on_gpu:g}): its \"GPU\" loop timed the CPU a second time."
+    )
+
+
+def fixed_cost(report):
+    """What share of the seed's small op is fixed per-op cost, per device."""
+    texts = []
+    for row in report.fits:
+        if (row["dtype"], row["mode"]) != (SEED_DTYPE, SEED_MODE):
+            continue
+        fit = row["fit"]
+        size = row["smallest_size"]
+        texts.append(
+            f"on the {row['device'].upper()} a {size}x{size} {SEED_DTYPE} {SEED_MODE} multiply "
+            f"takes {format_seconds(row['smallest_seconds'])}, of which "
+            f"{format_seconds(fit.fixed)} ({format_share(row['fixed_share_of_smallest'])}) is "
+            f"fixed per-op cost (intercept of t = a + b*bytes over {fit.points} sizes); "
+            f"the data itself streams at {format_bandwidth(fit.bandwidth)}"
+        )
+    if not texts:
+        return None
+    return "Fixed cost: " + "; ".join(texts) + "."
+
+
+def function_vs_eager(report):
+    """How a per-op tf.function, and a loop moved into the graph, compare with eager."""
+    texts = []
+    for row in report.modes:
+        if row["dtype"] != SEED_DTYPE or row["mode"] not in ("function", "graph_loop"):
+            continue
+        size = row["smallest_size"]
+        faster = row["at_smallest"]
+        if faster is None:
+            continue
+        if row["mode"] == "function":
+            what = f"a tf.function called per op is {_times(faster, 'slower', 'faster')} than eager"
+        else:
+            what = (
+                "the loop moved into one tf.function (graph_loop) is "
+                f"{_times(faster, 'slower', 'faster')} per op than eager"
+            )
+        text = f"on the {row['device'].upper()} at {size}x{size} {SEED_DTYPE}, {what}"
+        cross = row["eager_crossover"]
+        if row["mode"] == "graph_loop" and cross is not None and cross.status == "at":
+            text += f", until eager catches up at {cross.describe()}"
+        texts.append(text)
+    if not texts:
+        return None
+    return "tf.function: " + "; ".join(texts) + "."
+
+
+def _times(estimate, slower_word, faster_word):
+    """'12.7x slower (12.1-13.4)' for an estimate of how many times faster."""
+    value = estimate.value
+    if value >= 1:
+        text = f"{value:.3g}x {faster_word}"
+        if estimate.has_range:
+            text += f" ({estimate.low:.3g}-{estimate.high:.3g})"
+    else:
+        text = f"{1 / value:.3g}x {slower_word}"
+        if estimate.has_range:
+            text += f" ({1 / estimate.high:.3g}-{1 / estimate.low:.3g})"
+    return text
+
+
+def seed_vs_real(report):
+    seed = report.seed
+    reported = seed.get("reported")
+    if reported is None:
+        return None
+    text = f"The seed's method reports a {reported:.3g}x GPU speedup"
+    real = seed.get("real")
+    if real is not None:
+        return text + (
+            f"; measured with waits and blocks of ops, the real speedup for its case "
+            f"({SEED_SIZE}x{SEED_SIZE} {SEED_DTYPE} {SEED_MODE}) is {format_ratio(real)}."
+        )
+    on_gpu = seed.get("gpu_calls_on_a_gpu")
+    why = "no GPU results on this machine"
+    if on_gpu is not None and on_gpu < 1:
+        why += (
+            ", and its GPU calls ran on the CPU: it compares the CPU with itself, "
+            "so any distance from 1x is noise"
+        )
+    return text + f"; the real speedup cannot be measured here ({why})."
+
+
+def gpu_speedup(report):
+    """The best measured speedup and where the GPU overtakes, for float32 eager."""
+    if not report.gpu_measured:
+        return None
+    rows = [r for r in report.speedups if r["from_times"] is not None]
+    if not rows:
+        return None
+    best = max(rows, key=lambda r: r["from_times"].value)
+    text = (
+        f"Best measured GPU speedup: {format_ratio(best['from_times'])} at "
+        f"{best['size']}x{best['size']} {best['dtype']} {best['mode']}"
+    )
+    cross = next(
+        (r["crossover"] for r in report.crossovers
+         if (r["dtype"], r["mode"]) == ("float32", "eager") and r["crossover"] is not None),
+        None,
+    )
+    if cross is not None:
+        text += f"; float32 eager: the GPU is faster from {cross.describe()}"
+    return text + "."
+
+
+def bandwidth(report):
+    texts = []
+    for row in report.bandwidth:
+        if row["mode"] != "eager" or row["measured"] is None:
+            continue
+        texts.append(
+            f"on the {row['device'].upper()} an eager {row['size']}x{row['size']} float32 "
+            f"multiply streams {format_bandwidth(row['measured'])}, "
+            f"{format_share(row['measured_share'])} of {format_bandwidth(row['reference'])} "
+            f"({row['reference_source']})"
+        )
+    if not texts:
+        return None
+    return "Bandwidth: " + "; ".join(texts) + "."
+
+
+def verdicts(report, run):
+    found = [
+        gpu_placement(report, run),
+        seed_placement(report),
+        seed_vs_real(report),
+        fixed_cost(report),
+        function_vs_eager(report),
+        gpu_speedup(report),
+        bandwidth(report),
+    ]
+    return [text for text in found if text]
+
+
+def headline_numbers(report):
+    """Named numbers worth following across stacks (None where not measured)."""
+    numbers = {
+        "seed_reported_speedup": report.seed.get("reported"),
+        "seed_real_speedup": report.seed["real"].value if report.seed.get("real") else None,
+    }
+    for row in report.fits:
+        if (row["dtype"], row["mode"]) == (SEED_DTYPE, SEED_MODE):
+            numbers[f"{row['device']}_fixed_cost_seconds"] = row["fit"].fixed
+    for row in report.modes:
+        if row["dtype"] == SEED_DTYPE and row["mode"] == "function" and row["at_smallest"]:
+            numbers[f"{row['device']}_function_slowdown_vs_eager"] = 1 / row["at_smallest"].value
+    for row in report.bandwidth:
+        if row["mode"] == "eager" and row["measured_share"] is not None:
+            numbers[f"{row['device']}_bandwidth_share"] = row["measured_share"]
+    for row in report.speedups:
+        if (row["dtype"], row["mode"]) == ("float32", "eager") and row["from_times"]:
+            numbers[f"gpu_speedup_float32_eager_{row['size']}"] = row["from_times"].value
+    return numbers
