@@ -1,0 +1,56 @@
+"""A scratch copy of the suite for tests that run asv: its own results, .asv and
+.stacks, with the real benchmarks/, tfgpubench/ and asv.conf.json."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def make_workspace(path, table=None):
+    path.mkdir(parents=True, exist_ok=True)
+    for name in ("benchmarks", "tfgpubench"):
+        (path / name).symlink_to(ROOT / name)
+    shutil.copy(ROOT / "asv.conf.json", path / "asv.conf.json")
+    if table is None:
+        shutil.copy(ROOT / "stacks.toml", path / "stacks.toml")
+    else:
+        (path / "stacks.toml").write_text(table)
+    (path / "home").mkdir()
+    return path
+
+
+def workspace_env(path):
+    env = dict(os.environ)
+    # asv keeps machine descriptions in ~/.asv-machine.json: keep the user's out of it,
+    # but keep pip's cache so TensorFlow downloads once.
+    env.setdefault("PIP_CACHE_DIR", str(Path.home() / ".cache" / "pip"))
+    env["HOME"] = str(path / "home")
+    env["PYTHONPATH"] = str(path)
+    env["TFGPUBENCH_VARIANT"] = "cpu"
+    return env
+
+
+def tfgpubench(path, *args, timeout=900, **kwargs):
+    return subprocess.run(
+        [sys.executable, "-m", "tfgpubench", *args], cwd=path, env=workspace_env(path),
+        capture_output=True, text=True, timeout=timeout, **kwargs,
+    )
+
+
+def asv(path, *args, timeout=900):
+    return subprocess.run(
+        [sys.executable, "-m", "asv", *args], cwd=path, env=workspace_env(path),
+        capture_output=True, text=True, timeout=timeout,
+    )
+
+
+@pytest.fixture
+def workspace(tmp_path):
+    return make_workspace(tmp_path / "suite")

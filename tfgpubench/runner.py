@@ -1,0 +1,336 @@
+"""Run the suite on this machine's TensorFlow stacks with asv, then publish html/.
+
+By default the newest stack that installs here; --all, --stacks OLD..NEW or
+--stacks LABEL for more; --existing PYTHON for the TensorFlow already
+installed in that Python. Arguments after `--` go to `asv run` (e.g.
+`-- --quick -b Multiply`). Each stack is its own `asv run`, so one that fails
+to install costs nothing else; stacks already measured are not redone.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from .config import add_config_argument
+from .stacks import repo as stacks_repo
+from .stacks import results as ledger
+from .stacks.install_stack import MARKER_FILE, detect_variant
+from .stacks.machine import register_machine
+from .stacks.selection import SelectionError, Target, fits, missing_on_index, newest, pick
+from .stacks.table import TABLE_FILE, TableError, load_table
+
+INSTALLER = "tfgpubench/stacks/install_stack.py"
+SNAPSHOT_DIR = "tfgpubench-snapshot"  # beside asv's env_dir, under .asv/
+# asv exits 2 when a benchmark failed but results were saved, 1 when none were.
+ASV_SOME_FAILED = 2
+
+
+def add_arguments(parser):
+    add_config_argument(parser)
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--all", action="store_true",
+                       help="every stack of the table that installs on this machine and Python")
+    which.add_argument("--stacks", metavar="SPEC",
+                       help="a label (tf2.21.0), a range OLD..NEW (either end may be left "
+                            "out), or labels separated by commas")
+    which.add_argument("--existing", metavar="PYTHON",
+                       help="measure the TensorFlow already installed in PYTHON (needs "
+                            "asv_runner there); lands on the stack it matches, else on its "
+                            "own 'own-...' label")
+    parser.add_argument("--variant", choices=["auto", "cpu", "cuda"], default="auto",
+                        help="Linux: tensorflow-cpu or the CUDA build (default: cuda where "
+                             "nvidia-smi lists a GPU)")
+    parser.add_argument("--machine", help="name of this machine in results/ (default: asv's, "
+                                          "the host name); give CI runners stable names")
+    parser.add_argument("--no-publish", action="store_true", help="skip asv publish")
+    parser.add_argument("--no-report", action="store_true",
+                        help="publish asv's site only, without the report page")
+    parser.add_argument("--no-index-check", action="store_true",
+                        help="do not ask pip's index whether the pins exist before running")
+    parser.add_argument("asv_args", nargs=argparse.REMAINDER,
+                        help="after --: arguments for asv run, e.g. -- --quick -b Multiply")
+
+
+def run(args):
+    config_path = Path(args.config).resolve()
+    if not config_path.is_file():
+        print(f"error: {args.config}: no asv configuration here", file=sys.stderr)
+        return 2
+    root = config_path.parent
+    # asv resolves its directories and {conf_dir} against the working directory.
+    os.chdir(root)
+    conf = _read_conf(config_path)
+    results_dir = root / conf["results_dir"]
+    asv_args = [a for a in args.asv_args if a != "--"] if args.asv_args else []
+
+    try:
+        stacks = load_table(root / TABLE_FILE)
+    except TableError as exc:
+        print(f"error: {exc}; nothing was run", file=sys.stderr)
+        return 2
+    own = ledger.own_stacks(results_dir)
+    hashes = stacks_repo.build(stacks, root / conf["repo"], own)
+
+    os.environ["TFGPUBENCH_VARIANT"] = detect_variant({"TFGPUBENCH_VARIANT": args.variant})
+    if args.existing:
+        return _run_existing(args, conf, config_path, stacks, own, asv_args)
+
+    target = Target.here(variant=os.environ["TFGPUBENCH_VARIANT"])
+    try:
+        chosen = pick(stacks, "all" if args.all or not args.stacks else args.stacks)
+    except SelectionError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    runnable, left_out = fits(chosen, target)
+    if not (args.all or args.stacks):
+        runnable, left_out = newest(runnable), []
+    for stack, reason in left_out:
+        print(f"left out {stack.label}: {reason}")
+    if not runnable:
+        print(f"no stack of this selection installs on {target.describe()}", file=sys.stderr)
+        return 1
+    if not args.no_index_check:
+        problems = missing_on_index(runnable)
+        if problems:
+            for _, message in problems:
+                print(f"error: {message}", file=sys.stderr)
+            print("error: nothing was run", file=sys.stderr)
+            return 2
+
+    machine, info = register_machine(args.machine)
+    print(f"machine {machine}: {info['cpu']}; GPU {info['gpu']}; {info['os']}")
+    snapshot_dir = Path(conf["env_dir"]).parent / SNAPSHOT_DIR
+    for message in ledger.repair(results_dir, snapshot_dir):
+        print(message)
+
+    failures = []
+    total = len(runnable)
+    for number, (stack, pins) in enumerate(runnable, start=1):
+        print(f"[{number}/{total}] {stack.label}: {' '.join(pins)}", flush=True)
+        outcome = _run_stack(stack, hashes[stack.label], machine, config_path, conf,
+                             results_dir, snapshot_dir, asv_args)
+        if outcome:
+            print(f"[{number}/{total}] {stack.label}: {outcome}", flush=True)
+            failures.append(stack.label)
+    published = args.no_publish or _publish(config_path, report=not args.no_report)
+    if failures:
+        print(f"{len(failures)} of {total} stacks failed: {', '.join(failures)}", file=sys.stderr)
+    return 0 if published and not failures else 1
+
+
+def _read_conf(path):
+    from asv import util
+
+    return util.load_json(str(path), js_comments=True)
+
+
+def launch_method_args(asv_args, system=sys.platform):
+    """asv's --launch-method for this platform, unless the user chose one.
+
+    forkserver imports TensorFlow once and forks a process per benchmark
+    (minutes become seconds); on macOS forking after Metal has loaded is
+    unsafe, so spawn stays.
+    """
+    if any(a.startswith("--launch-method") for a in asv_args):
+        return []
+    return ["--launch-method", "spawn" if system == "darwin" else "forkserver"]
+
+
+def _asv(args, config_path):
+    return [sys.executable, "-m", "asv", *args, "--config", str(config_path)]
+
+
+def _run_asv(cmd):
+    """Run asv; on Ctrl-C let it finish its own interrupt handling, then re-raise."""
+    proc = subprocess.Popen(cmd)
+    try:
+        return proc.wait()
+    except KeyboardInterrupt:
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        raise
+
+
+def _run_stack(stack, commit, machine, config_path, conf, results_dir, snapshot_dir, asv_args):
+    """Measure one stack; None when it went well, else a one-line reason."""
+    wanted = ledger.selected_benchmarks(results_dir, _bench_patterns(asv_args))
+    if ledger.measured(results_dir, machine, commit, wanted):
+        print(f"  already measured on {machine}; skipped")
+        return None
+    before = set(ledger.result_files(results_dir, machine, commit))
+    ledger.snapshot(ledger.files_asv_rewrites(results_dir, machine, commit), results_dir,
+                    snapshot_dir)
+    cmd = _asv(["run", f"{commit}^!", "--machine", machine, "--skip-existing-successful",
+                *launch_method_args(asv_args), *asv_args], config_path)
+    try:
+        code = _run_asv(cmd)
+    except KeyboardInterrupt:
+        for message in ledger.repair(results_dir, snapshot_dir):
+            print(message)
+        print(f"interrupted during {stack.label}; results of finished stacks are kept, "
+              "run again to resume", file=sys.stderr)
+        raise
+    for message in ledger.repair(results_dir, snapshot_dir):
+        print(message)
+    marker = _install_marker(Path(conf["env_dir"]), commit)
+    if marker is None or not marker.get("ok"):
+        ledger.restore(before, results_dir, snapshot_dir, machine, commit)
+        reason = (marker or {}).get("reason") or f"asv exited {code} before installing it"
+        return f"not installed: {reason}"
+    ledger.record_installed(results_dir, machine, {
+        "label": stack.label, "commit": commit, "python": marker["python"],
+        "platform": marker["platform"], "variant": marker["variant"], "pins": marker["pins"],
+        "installed": marker["installed"], "also": marker.get("also", {}), "asv_exit": code,
+    })
+    if code == ASV_SOME_FAILED:
+        return "installed, but some benchmarks failed (asv's output above says which)"
+    if code != 0:
+        return f"asv run exited {code}"
+    return None
+
+
+def _bench_patterns(asv_args):
+    patterns = []
+    for i, arg in enumerate(asv_args):
+        if arg in ("-b", "--bench") and i + 1 < len(asv_args):
+            patterns.append(asv_args[i + 1])
+        elif arg.startswith("--bench="):
+            patterns.append(arg.split("=", 1)[1])
+    return patterns
+
+
+def _install_marker(env_dir, commit):
+    """What install_stack.py recorded for `commit` in asv's environments, or None."""
+    import json
+
+    found = []
+    for path in env_dir.glob(f"*/{MARKER_FILE}"):
+        try:
+            record = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if record.get("commit") == commit:
+            found.append((path.stat().st_mtime, record))
+    return max(found, key=lambda item: item[0])[1] if found else None
+
+
+# --- an existing installation -----------------------------------------------
+
+def query_python(python, installer=INSTALLER):
+    """Platform, Python version and TensorFlow family installed in `python`."""
+    import json
+
+    out = subprocess.run([python, installer, "--query"], capture_output=True, text=True,
+                         check=False)
+    if out.returncode != 0:
+        raise RuntimeError(f"{python}: could not run it: {out.stderr.strip()[-300:]}")
+    return json.loads(out.stdout)
+
+
+def match_existing(stacks, here):
+    """The stack whose pins are exactly what `here` has installed, or None."""
+    installed = {f"{n}=={v}" for n, v in here["installed"].items()}
+    for variant in ("cpu", "cuda"):
+        target = Target(here["system"], here["machine"], here["python"], variant)
+        for stack, pins in fits(stacks, target)[0]:
+            if set(pins) == installed:
+                return stack
+    return None
+
+
+def own_stack(stacks, here):
+    """A side stack for an installation no row matches, labeled with its versions."""
+    from .pairing import series
+    from .stacks.table import TENSORFLOWS
+
+    os_name = {"darwin": "macos"}.get(here["system"], here["system"])
+    installed = dict(sorted(here["installed"].items()))
+    label = "own-" + "-".join(f"{name}{version}" for name, version in installed.items())
+    tf = next((v for n, v in installed.items() if n in TENSORFLOWS.get(os_name, ()) or
+               n in ("tensorflow", "tensorflow-cpu", "tensorflow-macos")), None)
+    # Drawn right after the newest row of its OS with an older or equal TensorFlow.
+    parent = None
+    for stack in stacks_repo.chain_order(stacks):
+        if stack.os == os_name and tf and series(stack.tensorflow_version()) <= series(tf):
+            parent = stack.label
+    return {"label": label, "parent": parent, "stack": {
+        "label": label, "os": os_name, "own": True,
+        "pins": [f"{n}=={v}" for n, v in installed.items()],
+        "wheels": {here["machine"]: [here["python"]]},
+    }}
+
+
+def _run_existing(args, conf, config_path, stacks, own, asv_args):
+    python = args.existing
+    try:
+        here = query_python(python)
+    except RuntimeError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if not here["installed"]:
+        print(f"error: {python} has no TensorFlow installed", file=sys.stderr)
+        return 2
+    root = config_path.parent
+    results_dir = root / conf["results_dir"]
+    versions = " ".join(f"{n}=={v}" for n, v in sorted(here["installed"].items()))
+    stack = match_existing(stacks, here)
+    own_entry = None
+    if stack is not None:
+        label = stack.label
+        print(f"{python}: {versions} is stack {label}")
+    else:
+        own_entry = own_stack(stacks, here)
+        label = own_entry["label"]
+        print(f"{python}: {versions} matches no row of {TABLE_FILE}; results go under "
+              f"its own label {label}")
+        own = [o for o in own if o["label"] != label] + [own_entry]
+    hashes = stacks_repo.build(stacks, root / conf["repo"], own)
+    machine, info = register_machine(args.machine)
+    print(f"machine {machine}: {info['cpu']}; GPU {info['gpu']}; {info['os']}")
+    snapshot_dir = Path(conf["env_dir"]).parent / SNAPSHOT_DIR
+    for message in ledger.repair(results_dir, snapshot_dir):
+        print(message)
+    commit = hashes[label]
+    ledger.snapshot(ledger.files_asv_rewrites(results_dir, machine, commit), results_dir,
+                    snapshot_dir)
+    code = _run_asv(_asv(["run", "-E", f"existing:{python}", "--set-commit-hash", commit,
+                          "--machine", machine, *launch_method_args(asv_args), *asv_args],
+                         config_path))
+    for message in ledger.repair(results_dir, snapshot_dir):
+        print(message)
+    if code in (0, ASV_SOME_FAILED):
+        record = {"label": label, "commit": commit, "python": here["python"],
+                  "platform": f"{here['system']} {here['machine']}", "existing": python,
+                  "installed": here["installed"], "also": here["also"], "asv_exit": code}
+        if own_entry:
+            record["own"] = own_entry
+        ledger.record_installed(results_dir, machine, record)
+    published = args.no_publish or _publish(config_path, report=not args.no_report)
+    return 0 if code == 0 and published else 1
+
+
+def _publish(config_path, report=True):
+    """asv publish, then the report page where that module exists; False on failure."""
+    code = _run_asv(_asv(["publish"], config_path))
+    if code != 0:
+        print(f"asv publish exited {code}", file=sys.stderr)
+        return False
+    if not report:
+        return True
+    try:
+        from .report import publish_page
+    except ImportError:
+        return True
+    from .config import load_config
+
+    try:
+        publish_page(load_config(config_path))
+    except Exception as exc:  # asv's site is published; say what went wrong with the page
+        print(f"report page not written: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return False
+    return True

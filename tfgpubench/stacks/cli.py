@@ -1,0 +1,66 @@
+"""The table of TensorFlow / tensorflow-metal stacks (stacks.toml).
+
+list: every stack, whether it installs here and why not; check: validate the
+table (with --online, also ask pip's index that each pin exists for this
+machine); build: (re)generate .stacks/, the git repository asv runs along,
+and print each label's commit.
+"""
+
+import sys
+from pathlib import Path
+
+from .install_stack import detect_variant
+from .selection import SelectionError, Target, fits, missing_on_index, pick
+from .table import TABLE_FILE, TableError, load_table
+
+
+def add_arguments(parser):
+    parser.add_argument("action", choices=["list", "check", "build"], nargs="?", default="list")
+    parser.add_argument("--table", default=TABLE_FILE, help="default: %(default)s")
+    parser.add_argument("--repo", default=".stacks", help="for build; default: %(default)s")
+    parser.add_argument("--stacks", metavar="SPEC", default="all",
+                        help="a label, OLD..NEW or labels separated by commas")
+    parser.add_argument("--python", help="X.Y to check against (default: this Python)")
+    parser.add_argument("--variant", choices=["auto", "cpu", "cuda"], default="auto")
+    parser.add_argument("--online", action="store_true",
+                        help="check: ask pip's index that the pins of the stacks that "
+                             "install here exist")
+
+
+def format_row(stack, pins, reason, commit=None):
+    mark = "ok  " if pins else "--  "
+    what = " ".join(pins) if pins else f"left out: {reason}"
+    head = f"{commit[:8]} " if commit else ""
+    return f"{mark}{head}{stack.label:24} {stack.date}  {what}"
+
+
+def run(args):
+    try:
+        stacks = load_table(args.table)
+        chosen = pick(stacks, args.stacks)
+    except (TableError, SelectionError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    target = Target.here(python=args.python,
+                         variant=detect_variant({"TFGPUBENCH_VARIANT": args.variant}))
+    runnable, left_out = fits(chosen, target)
+    if args.action == "check":
+        print(f"{args.table}: {len(stacks)} stacks, valid")
+        if args.online:
+            problems = missing_on_index(runnable)
+            for _, message in problems:
+                print(f"error: {message}", file=sys.stderr)
+            return 2 if problems else 0
+        return 0
+    hashes = {}
+    if args.action == "build":
+        from .repo import build
+
+        hashes = build(stacks, Path(args.repo))
+    pins_of = {stack.label: pins for stack, pins in runnable}
+    reason_of = {stack.label: reason for stack, reason in left_out}
+    print(f"stacks for {target.describe()}:")
+    for stack in chosen:
+        print(format_row(stack, pins_of.get(stack.label), reason_of.get(stack.label),
+                         hashes.get(stack.label)))
+    return 0

@@ -1,0 +1,208 @@
+"""Install one stack's pins into asv's environment, or say in one line why not.
+
+asv runs this as its install_command for every commit of the generated
+.stacks repository, with the environment's own Python:
+
+    python {conf_dir}/tfgpubench/stacks/install_stack.py {build_dir}/stack.json
+
+It must run on every Python a stack supports (3.8 on), from the suite's
+checkout, without the tfgpubench package installed: standard library only.
+The tooling imports the same functions, so "does this stack fit here" has one
+answer everywhere.
+
+Exit status: 0 installed and verified; 3 the stack does not fit this
+platform, architecture or Python; 4 pip failed; 5 the installed versions
+differ from the pins. A JSON record of what happened is written to
+$ASV_ENV_DIR/tfgpubench-installed.json for the runner.
+"""
+
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+
+# Every distribution that provides `import tensorflow`, and the GPU plugin. A
+# stack installs only its own pins; the others are removed first so two
+# TensorFlows never share an environment.
+TENSORFLOW_FAMILY = (
+    "tensorflow",
+    "tensorflow-cpu",
+    "tensorflow-gpu",
+    "tensorflow-macos",
+    "tensorflow-intel",
+    "tensorflow-metal",
+)
+PIN = re.compile(r"^([a-z][a-z0-9-]*)==(\d+(?:\.\d+)*(?:\.post\d+)?)$")
+OS_OF_PLATFORM = {"darwin": "macos", "linux": "linux"}
+MACHINE_ALIASES = {"amd64": "x86_64", "x86_64": "x86_64", "arm64": "arm64", "aarch64": "arm64"}
+MARKER_FILE = "tfgpubench-installed.json"
+# Recorded with each result too: they move with TensorFlow and change timings.
+ALSO_RECORDED = ("numpy", "keras", "protobuf")
+
+
+def normalize_machine(machine):
+    """'arm64' or 'x86_64' for the names OSes give them; others lowercased as is."""
+    return MACHINE_ALIASES.get(machine.lower(), machine.lower())
+
+
+def python_version(info=None):
+    info = info or sys.version_info
+    return f"{info[0]}.{info[1]}"
+
+
+def has_nvidia_gpu():
+    """Whether `nvidia-smi -L` lists a GPU (the CUDA build is then worth installing)."""
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return out.returncode == 0 and "GPU" in out.stdout
+
+
+def detect_variant(environ=None, nvidia=None):
+    """'cuda' or 'cpu': $TFGPUBENCH_VARIANT when set, else cuda where an NVIDIA GPU is."""
+    environ = os.environ if environ is None else environ
+    chosen = environ.get("TFGPUBENCH_VARIANT", "auto") or "auto"
+    if chosen not in ("auto", "cpu", "cuda"):
+        raise ValueError(f"TFGPUBENCH_VARIANT={chosen!r}: expected auto, cpu or cuda")
+    if chosen != "auto":
+        return chosen
+    return "cuda" if (has_nvidia_gpu() if nvidia is None else nvidia) else "cpu"
+
+
+def choose_pins(stack, system, machine, python, variant="cpu"):
+    """(pins, None) when `stack` installs on this system/machine/python, else (None, reason).
+
+    stack: a row as plain data (label, os, pins, optional cuda, wheels);
+    system: sys.platform; machine: platform.machine(); python: 'X.Y'.
+    """
+    wanted_os = stack["os"]
+    here = OS_OF_PLATFORM.get(system, system)
+    if here != wanted_os:
+        return None, f"a {wanted_os} stack, this is {here}"
+    arch = normalize_machine(machine)
+    wheels = stack["wheels"]
+    if arch not in wheels:
+        return None, f"no {arch} wheels (only {', '.join(sorted(wheels))})"
+    pythons = wheels[arch]
+    if python not in pythons:
+        return None, f"no wheels for Python {python} on {arch} (only {', '.join(pythons)})"
+    if variant == "cuda" and stack.get("cuda"):
+        return list(stack["cuda"]), None
+    return list(stack["pins"]), None
+
+
+def parse_pin(pin):
+    match = PIN.match(pin)
+    if not match:
+        raise ValueError(f"not NAME==VERSION: {pin!r}")
+    return match.group(1), match.group(2)
+
+
+def installed_versions(names=TENSORFLOW_FAMILY):
+    """{distribution: version} for those of `names` installed in this Python."""
+    from importlib import metadata
+
+    found = {}
+    for name in names:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return found
+
+
+def verify(pins, installed):
+    """None when `installed` is exactly the pinned TensorFlow family, else why not."""
+    wanted = dict(parse_pin(p) for p in pins)
+    wrong = [
+        f"{name} {installed.get(name, 'missing')} instead of {version}"
+        for name, version in wanted.items()
+        if installed.get(name) != version
+    ]
+    extra = [f"{name} {v} is installed too" for name, v in installed.items() if name not in wanted]
+    problems = wrong + extra
+    return "; ".join(problems) if problems else None
+
+
+def _pip(args):
+    cmd = [sys.executable, "-m", "pip", *args]
+    print("tfgpubench: " + " ".join(cmd), flush=True)
+    return subprocess.run(cmd, check=False).returncode
+
+
+def install(pins):
+    """Remove other TensorFlows, pip-install `pins` from wheels only. pip's exit status."""
+    names = [parse_pin(p)[0] for p in pins]
+    others = [n for n in installed_versions() if n not in names]
+    if others and _pip(["uninstall", "-y", *others]) != 0:
+        return 1
+    # Wheels only for the stack itself: building TensorFlow from an sdist
+    # would take hours and measure something no user installs.
+    return _pip(["install", "--only-binary", ",".join(names), *pins])
+
+
+def _write_marker(record):
+    env_dir = os.environ.get("ASV_ENV_DIR")
+    if env_dir:
+        with open(os.path.join(env_dir, MARKER_FILE), "w") as f:
+            json.dump(record, f, indent=1, sort_keys=True)
+
+
+def describe_here():
+    """This Python's platform and TensorFlow family, as plain data (for --query)."""
+    return {
+        "python": python_version(),
+        "system": sys.platform,
+        "machine": normalize_machine(platform.machine()),
+        "installed": installed_versions(),
+        "also": installed_versions(ALSO_RECORDED),
+    }
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv == ["--query"]:
+        print(json.dumps(describe_here(), sort_keys=True))
+        return 0
+    if len(argv) != 1:
+        print("usage: install_stack.py STACK.json | --query", file=sys.stderr)
+        return 2
+    with open(argv[0]) as f:
+        stack = json.load(f)
+    python = python_version()
+    variant = detect_variant()
+    record = {
+        "commit": os.environ.get("ASV_COMMIT"),
+        "label": stack["label"],
+        "python": python,
+        "platform": f"{sys.platform} {normalize_machine(platform.machine())}",
+        "variant": variant,
+    }
+    pins, reason = choose_pins(stack, sys.platform, platform.machine(), python, variant)
+    status = 3
+    if pins is not None:
+        record["pins"] = pins
+        if install(pins) != 0:
+            reason, status = f"pip could not install {' '.join(pins)}", 4
+        else:
+            installed = installed_versions()
+            record["installed"] = installed
+            record["also"] = installed_versions(ALSO_RECORDED)
+            reason, status = verify(pins, installed), 5
+    record["ok"] = reason is None
+    record["reason"] = reason
+    _write_marker(record)
+    if reason is not None:
+        print(f"tfgpubench: stack {stack['label']} not installed: {reason}", file=sys.stderr)
+        return status
+    print(f"tfgpubench: stack {stack['label']} installed: {' '.join(pins)}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
