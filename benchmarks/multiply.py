@@ -24,6 +24,12 @@ class Multiply:
     param_names = ["device", "size", "dtype", "mode"]
     # Keep the history when the code around the timed call changes.
     version = "1"
+    # Two processes per case (asv's default, stated): one process's luck with memory
+    # layout or thread placement cannot decide a verdict alone (selfcheck: noise).
+    rounds = 2
+    # setup makes asv time one block per sample (1-10 ms here); its default 1-5 samples
+    # per round starve the median and compare's Mann-Whitney test, 10-20 cost ~0.1 s.
+    repeat = (10, 20, 5.0)
 
     def setup(self, device, size, dtype, mode):
         reason = skip_reason(device, size, dtype)

@@ -14,6 +14,9 @@ class Wait:
     params = [DEVICES, DTYPES]
     param_names = ["device", "dtype"]
     version = "1"
+    # As Multiply: two processes, and enough ~0.2 ms samples for a steady median.
+    rounds = 2
+    repeat = (10, 20, 5.0)
 
     def setup(self, device, dtype):
         reason = skip_reason(device, SIZE, dtype)

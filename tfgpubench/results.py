@@ -74,6 +74,9 @@ class Run:
     python: str = ""
     label: str = ""
     installed: dict = field(default_factory=dict)
+    # dtype -> why a '/GPU:0' multiply was not measured (None: it was), as the
+    # runner recorded it; empty when unknown.
+    gpu_skip_reasons: dict = field(default_factory=dict)
     measurements: dict = field(default_factory=dict)  # benchmark -> [Measurement]
 
     @property
@@ -305,11 +308,13 @@ def load_results(results_dir, stack_labels=None):
             if run is None:
                 continue
             run.label = stack_labels.get(run.commit_hash) or run.short_hash
-            run.installed = (
+            entry = (
                 installed.get((run.commit_hash, run.env_name))
                 or installed.get((run.commit_hash, None))
                 or {}
             )
+            run.installed = entry.get("versions", {})
+            run.gpu_skip_reasons = entry.get("gpu_multiply", {})
             result_set.runs.append(run)
     order = {commit: i for i, commit in enumerate(stack_labels)}
     result_set.runs.sort(
@@ -319,7 +324,8 @@ def load_results(results_dir, stack_labels=None):
 
 
 def read_installed_versions(machine_dir, problems, results_dir=None):
-    """{(commit, env or None): {package: version}} from installed-versions.jsonl, if present.
+    """{(commit, env or None): {"versions": {package: version}, "gpu_multiply": {dtype:
+    reason}}} from installed-versions.jsonl, if present.
 
     The file is optional (asv itself records no versions for existing
     environments); a bad line is reported and skipped.
@@ -344,7 +350,11 @@ def read_installed_versions(machine_dir, problems, results_dir=None):
                 Problem(f"{_shown_path(path, results_dir)}:{number}", f"unreadable line ({exc})")
             )
             continue
-        found[(commit, entry.get("env_name"))] = {str(k): str(v) for k, v in versions.items()}
+        reasons = entry.get("gpu_multiply") or {}
+        found[(commit, entry.get("env_name"))] = {
+            "versions": {str(k): str(v) for k, v in versions.items()},
+            "gpu_multiply": reasons if isinstance(reasons, dict) else {},
+        }
     return found
 
 

@@ -182,16 +182,42 @@ def _run_stack(stack, commit, machine, config_path, conf, results_dir, snapshot_
         ledger.restore(before, results_dir, snapshot_dir, machine, commit)
         reason = (marker or {}).get("reason") or f"asv exited {code} before installing it"
         return f"not installed: {reason}"
+    env_dir = Path(marker["env_dir"])
+    python = env_dir / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    gpu_multiply = probe_gpu(python, Path(conf["benchmark_dir"]))
     ledger.record_installed(results_dir, machine, {
         "label": stack.label, "commit": commit, "python": marker["python"],
         "platform": marker["platform"], "variant": marker["variant"], "pins": marker["pins"],
         "installed": marker["installed"], "also": marker.get("also", {}), "asv_exit": code,
+        "gpu_multiply": gpu_multiply,
     })
     if code == ASV_SOME_FAILED:
         return "installed, but some benchmarks failed (asv's output above says which)"
     if code != 0:
         return f"asv run exited {code}"
     return None
+
+
+def probe_gpu(python, benchmark_dir):
+    """{dtype: why a gpu multiply is not measured, or None} in `python`, printed too.
+
+    asv shows a skipped combination as "n/a" and keeps its reason only in
+    the benchmark's stderr; this asks the environment's own TensorFlow the
+    same question the benchmarks' setup asks. {} if it cannot be asked.
+    """
+    import json
+
+    probe = Path(__file__).with_name("stacks") / "probe_gpu.py"
+    try:
+        out = subprocess.run([str(python), str(probe), str(benchmark_dir / "common.py")],
+                             capture_output=True, text=True, timeout=300, check=True)
+        reasons = json.loads(out.stdout.strip().splitlines()[-1])
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError) as exc:
+        print(f"  could not ask {python} where a gpu multiply runs: {exc}")
+        return {}
+    for dtype, reason in reasons.items():
+        print(f"  gpu {dtype}: " + (f"not measured: {reason}" if reason else "measured"))
+    return reasons
 
 
 def _bench_patterns(asv_args):
@@ -215,6 +241,7 @@ def _install_marker(env_dir, commit):
         except (OSError, ValueError):
             continue
         if record.get("commit") == commit:
+            record["env_dir"] = str(path.parent)
             found.append((path.stat().st_mtime, record))
     return max(found, key=lambda item: item[0])[1] if found else None
 
@@ -306,7 +333,8 @@ def _run_existing(args, conf, config_path, stacks, own, asv_args):
     if code in (0, ASV_SOME_FAILED):
         record = {"label": label, "commit": commit, "python": here["python"],
                   "platform": f"{here['system']} {here['machine']}", "existing": python,
-                  "installed": here["installed"], "also": here["also"], "asv_exit": code}
+                  "installed": here["installed"], "also": here["also"], "asv_exit": code,
+                  "gpu_multiply": probe_gpu(Path(python), Path(conf["benchmark_dir"]))}
         if own_entry:
             record["own"] = own_entry
         ledger.record_installed(results_dir, machine, record)

@@ -87,3 +87,24 @@ def test_corrupt_file_is_named_and_the_report_carries_on(tmp_path, results_copy,
     assert broken.name in done.stdout  # the "Left out" section of the report itself
     assert kept.name in done.stdout and "Verdicts" in done.stdout
     assert done.stdout.count("Verdicts") == 1
+
+
+def test_gpu_skip_reasons_recorded_by_the_runner_reach_the_verdicts(results_copy, stack_repo):
+    # The reasons come from asking this Python's TensorFlow, as the runner does.
+    from pathlib import Path
+
+    from tfgpubench.runner import probe_gpu
+
+    root = Path(__file__).resolve().parents[2]
+    reasons = probe_gpu(Path(sys.executable), root / "benchmarks")
+    assert set(reasons) == {"int32", "float32"} and reasons["int32"]
+    machine_dir = next(p.parent for p in results_copy.rglob("machine.json"))
+    lines = [
+        json.dumps({"commit": raw(path)["commit_hash"], "installed": {}, "gpu_multiply": reasons})
+        for path in machine_dir.glob("*-*.json")
+    ]
+    (machine_dir / "installed-versions.jsonl").write_text("\n".join(lines) + "\n")
+    _, report = load(results_copy, stack_repo)
+    for stacks in report["machines"].values():
+        for stack in stacks:
+            assert f"int32: {reasons['int32']}" in "\n".join(stack.verdicts)

@@ -72,7 +72,7 @@ def test_a_size_that_cannot_fit_is_skipped_before_allocating():
 
 def test_the_wait_reads_one_element():
     x = common.input_tensor("cpu", 4, "int32")
-    assert common.wait_for(x) == 1
+    assert common.wait_for(x).item() == 1
     bench = wait.Wait()
     bench.setup("cpu", "float32")
     bench.time_wait("cpu", "float32")

@@ -63,8 +63,10 @@ def time_vs_size(stack, run, dtype, path):
                 continue
             sizes = [m.params["size"] for m in points]
             values = [m.value for m in points]
-            lower = [m.value - (m.q25 if m.q25 is not None else m.value) for m in points]
-            upper = [(m.q75 if m.q75 is not None else m.value) - m.value for m in points]
+            # Clamped: a one-sample (--quick) result can carry quartiles that
+            # do not bracket its value, and matplotlib rejects negative bars.
+            lower = [max(0.0, m.value - (m.q25 if m.q25 is not None else m.value)) for m in points]
+            upper = [max(0.0, (m.q75 if m.q75 is not None else m.value) - m.value) for m in points]
             ax.errorbar(sizes, values, yerr=[lower, upper], color=_color(mode),
                         linestyle=DEVICE_STYLES.get(device, ":"),
                         marker=DEVICE_MARKERS.get(device, "."), markersize=4, capsize=2,

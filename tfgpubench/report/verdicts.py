@@ -13,10 +13,15 @@ def gpu_placement(report, run):
     gpu = [m for m in run.benchmark(MULTIPLY) if m.params.get("device") == "gpu"]
     if not gpu:
         return "No GPU combinations were recorded in this run."
+    reasons = {d: r for d, r in sorted(run.gpu_skip_reasons.items()) if r}
+    why = (
+        "; ".join(f"{dtype}: {reason}" for dtype, reason in reasons.items())
+        if reasons
+        else "see `python -m tfgpubench doctor` on that machine for the reason"
+    )
     if not report.gpu_measured:
         return (
-            "No GPU results: every '/GPU:0' combination was skipped, for every dtype "
-            "(see `python -m tfgpubench doctor` on that machine for the reason); "
+            f"No GPU results: every '/GPU:0' combination was skipped, for every dtype ({why}); "
             "what follows is CPU-only."
         )
     never = []
@@ -28,8 +33,7 @@ def gpu_placement(report, run):
         return "Every dtype was measured on the GPU."
     return (
         "Never on the GPU: " + ", ".join(never) + ". The suite skips a gpu combination "
-        "when the op would not compute on a GPU; for int32 that is TensorFlow's "
-        "host-memory Mul kernel (see `python -m tfgpubench doctor`)."
+        f"when the op would not compute on a GPU ({why})."
     )
 
 
