@@ -112,7 +112,7 @@ def mul_kernel_host_memory(dtype, device_type="GPU"):
     return None
 
 
-@functools.cache
+@functools.lru_cache(maxsize=None)
 def device_skip_reason(device, dtype):
     """Why (device, dtype) is not measured here, or None. Checked once per process."""
     if device == "cpu":
@@ -193,14 +193,14 @@ def memory_skip_reason(size, dtype, available, copies=4):
 # --- inputs, functions and the wait -----------------------------------------
 
 
-@functools.cache
+@functools.lru_cache(maxsize=None)
 def input_tensor(device, size, dtype):
     """The size x size tensor of ones, resident on `device`."""
     with tf.device(TF_DEVICE[device]):
         return tf.identity(tf.ones([size, size], dtype=dtype))
 
 
-@functools.cache
+@functools.lru_cache(maxsize=None)
 def _first_element_window(rank):
     # Host-memory begin/size, made once: building them per wait would time
     # two constant conversions too.
@@ -242,7 +242,7 @@ def _multiply_chain(x, ops):
     return y
 
 
-@functools.cache
+@functools.lru_cache(maxsize=None)
 def block_runner(device, size, dtype, mode):
     """A zero-argument callable running one timed block; traced and warmed up.
 
