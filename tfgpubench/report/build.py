@@ -27,6 +27,14 @@ NO_GPU_NOTE = (
 )
 
 
+def no_gpu_note(reasons):
+    """The banner for a run without GPU results, quoting the recorded reasons if any."""
+    distinct = sorted({r for r in reasons.values() if r})
+    if not distinct:
+        return NO_GPU_NOTE
+    return "no GPU results: every gpu combination was skipped: " + "; ".join(distinct)
+
+
 def bytes_moved(size, dtype):
     """Bytes a multiply by a scalar reads and writes: size*size elements in, as many out.
 
@@ -263,7 +271,7 @@ def build_stack_report(run, machine_info=None):
         machine=run.machine, label=run.label, commit_hash=run.commit_hash,
         env_name=run.env_name, path=run.path, installed=dict(run.installed),
         gpu_measured=gpu_measured,
-        gpu_note="" if gpu_measured else NO_GPU_NOTE,
+        gpu_note="" if gpu_measured else no_gpu_note(run.gpu_skip_reasons),
         speedups=speedup_rows(run) if gpu_measured else [],
         crossovers=crossover_rows(run) if gpu_measured else [],
         fits=fits,
