@@ -24,12 +24,13 @@ class Multiply:
     param_names = ["device", "size", "dtype", "mode"]
     # Keep the history when the code around the timed call changes.
     version = "1"
-    # Two processes per case (asv's default, stated): one process's luck with memory
-    # layout or thread placement cannot decide a verdict alone (selfcheck: noise).
-    rounds = 2
-    # setup makes asv time one block per sample (1-10 ms here); its default 1-5 samples
-    # per round starve the median and compare's Mann-Whitney test, 10-20 cost ~0.1 s.
-    repeat = (10, 20, 5.0)
+    # asv runs round k of every case before round k+1, so 4 rounds sample each case at
+    # 4 moments of the run: load that comes and goes on a shared machine hits every case
+    # alike instead of deciding a verdict (selfcheck: noise). Needs launch_method
+    # forkserver: a forked round costs ~0.1 s, a spawned one a ~3 s TensorFlow import.
+    rounds = 4
+    # setup makes asv time one block per sample (1-10 ms); 5-10 per round, 20-40 per case.
+    repeat = (5, 10, 5.0)
 
     def setup(self, device, size, dtype, mode):
         reason = skip_reason(device, size, dtype)

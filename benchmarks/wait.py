@@ -14,9 +14,9 @@ class Wait:
     params = [DEVICES, DTYPES]
     param_names = ["device", "dtype"]
     version = "1"
-    # As Multiply: two processes, and enough ~0.2 ms samples for a steady median.
-    rounds = 2
-    repeat = (10, 20, 5.0)
+    # As Multiply: samples from 4 moments of the run, 20-40 per case.
+    rounds = 4
+    repeat = (5, 10, 5.0)
 
     def setup(self, device, dtype):
         reason = skip_reason(device, SIZE, dtype)

@@ -57,8 +57,12 @@ class Scratch:
     def _asv(self, args, extra_env=None, quiet=False, progress=None):
         command = [sys.executable, "-m", "asv", *args, "--config", str(self.config)]
         process = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            env=self.env(extra_env), cwd=str(self.root),
+            command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=self.env(extra_env),
+            cwd=str(self.root),
         )
         lines = []
         for line in process.stdout:
@@ -68,22 +72,38 @@ class Scratch:
         process.wait()
         output = "".join(lines)
         if process.returncode and not quiet:
-            raise RuntimeError(f"asv {' '.join(args)} exited {process.returncode}:\n{output[-3000:]}")
+            raise RuntimeError(
+                f"asv {' '.join(args)} exited {process.returncode}:\n{output[-3000:]}"
+            )
         return output
 
     def run(self, commit, bench=None, extra_env=None, progress=None):
         """One `asv run` recorded under `commit`; returns its wall time and output."""
-        args = ["run", "-E", f"existing:{sys.executable}", "--set-commit-hash", commit,
-                "--machine", MACHINE, "--launch-method", self.launch_method]
+        args = [
+            "run",
+            "-E",
+            f"existing:{sys.executable}",
+            "--set-commit-hash",
+            commit,
+            "--machine",
+            MACHINE,
+            "--launch-method",
+            self.launch_method,
+        ]
         if bench:
             args += ["-b", bench]
         start = time.perf_counter()
-        output = self._asv(args, extra_env=extra_env, progress=progress)
+        # A failing benchmark makes asv exit non-zero; the run still counts, and the
+        # failure shows in compare as a missing value, so don't stop the self-check.
+        output = self._asv(args, extra_env=extra_env, progress=progress, quiet=True)
+        if "Discovering benchmarks" not in output or "Benchmarking" not in output:
+            raise RuntimeError(f"asv run did not run:\n{output[-3000:]}")
         return {"wall": time.perf_counter() - start, "output": output}
 
     def compare(self, before, after, factor):
-        return self._asv(["compare", "--factor", str(factor), "--split", "--machine", MACHINE,
-                          before, after])
+        return self._asv(
+            ["compare", "--factor", str(factor), "--split", "--machine", MACHINE, before, after]
+        )
 
     def result_file(self, commit):
         found = list((self.root / "results" / MACHINE).glob(f"{commit[:8]}-*.json"))
@@ -97,12 +117,18 @@ class Scratch:
 
 def _make_repo(path, commits):
     path.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, GIT_AUTHOR_NAME="selfcheck", GIT_AUTHOR_EMAIL="selfcheck@localhost",
-               GIT_COMMITTER_NAME="selfcheck", GIT_COMMITTER_EMAIL="selfcheck@localhost")
+    env = dict(
+        os.environ,
+        GIT_AUTHOR_NAME="selfcheck",
+        GIT_AUTHOR_EMAIL="selfcheck@localhost",
+        GIT_COMMITTER_NAME="selfcheck",
+        GIT_COMMITTER_EMAIL="selfcheck@localhost",
+    )
 
     def git(*args):
-        return subprocess.run(["git", *args], cwd=path, env=env, check=True,
-                              capture_output=True, text=True).stdout.strip()
+        return subprocess.run(
+            ["git", *args], cwd=path, env=env, check=True, capture_output=True, text=True
+        ).stdout.strip()
 
     git("init", "-q", "-b", "main")
     hashes = []
@@ -116,8 +142,7 @@ def import_seconds(benchmark_dir, count=3):
     """What a fresh benchmark process pays before its first benchmark: start Python,
     import asv_runner and the suite's shared module (TensorFlow). Median of `count`."""
     parent, package = os.path.split(os.path.abspath(benchmark_dir))
-    code = (f"import sys; sys.path.insert(0, {parent!r}); import asv_runner; "
-            f"import {package}.common")
+    code = f"import sys; sys.path.insert(0, {parent!r}); import asv_runner; import {package}.common"
     times = []
     for _ in range(count):
         start = time.perf_counter()

@@ -20,8 +20,6 @@ from . import stats
 BENCHMARK = "multiply.Multiply.time_multiply"
 # TensorFlow's run_benchmark: one warm-up call, then this many timed calls.
 TF_ITERATIONS = 30_000
-# A bare-loop sample lasts at least this long, so its one wait is negligible.
-BARE_SAMPLE_SECONDS = 0.05
 
 
 def _suite(benchmark_dir):
@@ -62,36 +60,32 @@ def asv_samples(bench):
     return {"samples": result["samples"], "value": value, "number": result["number"]}
 
 
-def bare_samples(common, size, dtype, count=7):
+def bare_samples(common, size, dtype, min_samples=15, min_seconds=0.1):
     """Per-op times of `tf.multiply(x, FACTOR)` in a plain loop: the ground truth.
 
     The same input tensor and the same call as the suite's eager block, in
-    loops long enough (BARE_SAMPLE_SECONDS) that their one final wait costs
-    nothing measurable per op.
+    loops of the same length (so both sides see the machine's noise at the
+    same time scale), timed with nothing but perf_counter around the calls.
+    On the CPU an eager op has finished when it returns, so the clock stops
+    before the result is read back; the suite's block also pays that read.
     """
     import tensorflow as tf
 
     x = common.input_tensor("cpu", size, dtype)
     factor = common.FACTOR
+    calls = common.ops_per_block(size)
+    samples = []
+    spent = 0.0
     with tf.device(common.TF_DEVICE["cpu"]):
-        # Size the loop from one calibration loop, itself a warm-up.
-        calls = 8
-        while True:
+        tf.multiply(x, factor)  # warm up, as the suite's block_runner does
+        while len(samples) < min_samples or spent < min_seconds:
             start = time.perf_counter()
             for _ in range(calls):
                 y = tf.multiply(x, factor)
-            common.wait_for(y)
             elapsed = time.perf_counter() - start
-            if elapsed >= BARE_SAMPLE_SECONDS:
-                break
-            calls = max(calls + 1, int(calls * min(10.0, 1.2 * BARE_SAMPLE_SECONDS / elapsed)))
-        samples = []
-        for _ in range(count):
-            start = time.perf_counter()
-            for _ in range(calls):
-                y = tf.multiply(x, factor)
             common.wait_for(y)
-            samples.append((time.perf_counter() - start) / calls)
+            samples.append(elapsed / calls)
+            spent += elapsed
     return samples
 
 
@@ -105,11 +99,14 @@ def tensorflow_method(func, iterations=TF_ITERATIONS):
     return (time.time() - start) / iterations
 
 
-def run_fidelity(benchmark_dir, sizes=None, dtypes=None, interleave=3, progress=print):
-    """Suite vs bare loop for each cpu eager case, interleaved `interleave` times.
+def run_fidelity(benchmark_dir, sizes=None, dtypes=None, interleave=5, progress=print):
+    """Suite vs bare loop for each cpu eager case, as `interleave` back-to-back pairs.
 
-    Returns one dict per case: size, dtype, asv (asv's value over all its
-    samples), bare (median of the bare samples), ratio, ok.
+    Each pair is one asv_runner run of the case (one round: warm-up and
+    samples, asv's median) followed at once by a bare loop; the case's ratio
+    is the median of the pairs' ratios, so a burst of load from elsewhere on
+    a shared machine spoils one pair, not the verdict. Returns one dict per
+    case: size, dtype, asv, bare (medians over pairs), ratio, pair_ratios, ok.
     """
     load, common = _suite(benchmark_dir)
     sizes = sizes or common.SIZES
@@ -119,54 +116,61 @@ def run_fidelity(benchmark_dir, sizes=None, dtypes=None, interleave=3, progress=
         if common.skip_reason("cpu", size, dtype):
             continue
         params = ("cpu", size, dtype, "eager")
-        asv_all, bare_all, values = [], [], []
+        suite, bare, ratios, count = [], [], [], 0
         for _ in range(interleave):
             measured = asv_samples(load(params))
-            asv_all.extend(measured["samples"])
-            values.append(measured["value"])
-            bare_all.extend(bare_samples(common, size, dtype))
-        from asv_runner.statistics import compute_stats
-
-        asv_value, _ = compute_stats(asv_all, 1)
-        bare = stats.median(bare_all)
-        ratio = asv_value / bare
+            truth = stats.median(bare_samples(common, size, dtype))
+            suite.append(measured["value"])
+            bare.append(truth)
+            ratios.append(measured["value"] / truth)
+            count += len(measured["samples"])
+        ratio = stats.median(ratios)
         case = {
-            "size": size, "dtype": dtype, "asv": asv_value, "bare": bare, "ratio": ratio,
-            "ok": stats.within(ratio), "asv_samples": len(asv_all),
+            "size": size,
+            "dtype": dtype,
+            "asv": stats.median(suite),
+            "bare": stats.median(bare),
+            "ratio": ratio,
+            "pair_ratios": ratios,
+            "ok": stats.within(ratio),
+            "asv_samples": count,
         }
         cases.append(case)
-        progress(f"  fidelity {size}x{size} {dtype}: asv {stats.human_seconds(asv_value)}/op, "
-                 f"bare {stats.human_seconds(bare)}/op, ratio {ratio:.3f}")
+        progress(
+            f"  fidelity {size}x{size} {dtype}: suite {stats.human_seconds(case['asv'])}/op,"
+            f" bare {stats.human_seconds(case['bare'])}/op, ratio {ratio:.3f}"
+        )
     return cases
 
 
-def run_tensorflow_method(benchmark_dir, interleave=3):
+def run_tensorflow_method(benchmark_dir, interleave=5):
     """The 2x2 float32 eager case: the suite (through asv_runner) against TensorFlow's
-    method applied to the same call, and TensorFlow's own benchmark_tf_multiply_op_CPU
-    (a 2-element float32 tensor times itself) for scale."""
+    method applied to the same call, in back-to-back pairs (median of the pairs'
+    ratios); and TensorFlow's own benchmark_tf_multiply_op_CPU call (a 2-element
+    float32 tensor times itself) for scale."""
     import tensorflow as tf
 
     load, common = _suite(benchmark_dir)
     x = common.input_tensor("cpu", 2, "float32")
     device = common.TF_DEVICE["cpu"]
     m = tf.random.uniform([2])
-    suite, same_call, tf_own = [], [], []
+    suite, same_call, tf_own, ratios = [], [], [], []
     for _ in range(interleave):
-        suite.extend(asv_samples(load(("cpu", 2, "float32", "eager")))["samples"])
+        value = asv_samples(load(("cpu", 2, "float32", "eager")))["value"]
         with tf.device(device):
-            same_call.append(tensorflow_method(lambda: tf.multiply(x, common.FACTOR)))
+            theirs = tensorflow_method(lambda: tf.multiply(x, common.FACTOR))
             tf_own.append(tensorflow_method(lambda: tf.multiply(m, m)))
-    from asv_runner.statistics import compute_stats
-
-    suite_value, _ = compute_stats(suite, 1)
-    tf_value = stats.median(same_call)
+        suite.append(value)
+        same_call.append(theirs)
+        ratios.append(value / theirs)
+    ratio = stats.median(ratios)
     return {
-        "asv": suite_value,
-        "tf_method": tf_value,
-        "tf_method_runs": same_call,
+        "asv": stats.median(suite),
+        "tf_method": stats.median(same_call),
         "tf_own_benchmark": stats.median(tf_own),
-        "ratio": suite_value / tf_value,
-        "ok": stats.within(suite_value / tf_value),
+        "ratio": ratio,
+        "pair_ratios": ratios,
+        "ok": stats.within(ratio),
     }
 
 

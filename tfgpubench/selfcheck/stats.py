@@ -63,6 +63,13 @@ def case_name(benchmark, params):
     return f"{benchmark}({', '.join(params)})" if params else benchmark
 
 
+def case_regex(benchmark, device, sizes):
+    """An `asv run -b` regex selecting `benchmark`'s combinations for one device and
+    some sizes: asv matches -b against "name(param, ...)" for each combination."""
+    alternatives = "|".join(str(size) for size in sizes)
+    return f"^{re.escape(benchmark)}\\('{device}', ({alternatives}), "
+
+
 def unroll_results(result_file):
     """{case id: {value, q25, q75, repeat}} for every parameter combination in a
     parsed asv result file (format version 2, columns named in result_columns)."""
@@ -76,7 +83,8 @@ def unroll_results(result_file):
         if not isinstance(values, list):
             values = [values]
         for i, combo in enumerate(combos):
-            def column(name, i=i):
+
+            def column(name, i=i, entry=entry):
                 got = entry.get(name)
                 return got[i] if isinstance(got, list) and i < len(got) else None
 
@@ -141,8 +149,10 @@ _SECTIONS = {
     "Benchmarks that are not comparable:": "not comparable",
     "All benchmarks:": "all",
 }
-_ROW = re.compile(r"^\|\s*(?P<mark>[-+~x!* ]?)\s*\|(?P<before>[^|]*)\|(?P<after>[^|]*)\|"
-                  r"(?P<ratio>[^|]*)\|\s*(?P<name>.*?)\s*\|\s*$")
+_ROW = re.compile(
+    r"^\|\s*(?P<mark>[-+~x!* ]?)\s*\|(?P<before>[^|]*)\|(?P<after>[^|]*)\|"
+    r"(?P<ratio>[^|]*)\|\s*(?P<name>.*?)\s*\|\s*$"
+)
 
 
 def parse_compare(text):
@@ -161,7 +171,9 @@ def parse_compare(text):
             section = _SECTIONS[stripped]
             continue
         match = _ROW.match(stripped)
-        if not match or set(match["before"].strip()) <= {"-"} or match["name"] == "Benchmark (Parameter)":
+        if not match or match["name"] == "Benchmark (Parameter)":
+            continue
+        if set(match["before"].strip()) <= {"-"}:  # the header's ruler
             continue
         ratio_text = match["ratio"].strip()
         number = ratio_text.lstrip("~")
@@ -169,27 +181,30 @@ def parse_compare(text):
             ratio = float(number)
         except ValueError:
             ratio = None
-        rows.append({
-            "section": section,
-            "mark": match["mark"].strip() or " ",
-            "before": match["before"].strip(),
-            "after": match["after"].strip(),
-            "ratio": ratio,
-            "insignificant": ratio_text.startswith("~"),
-            "name": match["name"],
-        })
+        rows.append(
+            {
+                "section": section,
+                "mark": match["mark"].strip() or " ",
+                "before": match["before"].strip(),
+                "after": match["after"].strip(),
+                "ratio": ratio,
+                "insignificant": ratio_text.startswith("~"),
+                "name": match["name"],
+            }
+        )
     return rows
 
 
 def flagged(rows):
     """{case id: mark} for the rows asv calls a significant change ('+' or '-')."""
-    return {row["name"]: row["mark"] for row in rows if row["mark"] in "+-" and row["mark"] != " "}
+    return {row["name"]: row["mark"] for row in rows if row["mark"] in ("+", "-")}
 
 
 def changed(truth_ratios, factor=FACTOR):
     """Cases whose independently measured time ratio is past the factor either way."""
     return {
-        name for name, ratio in truth_ratios.items()
+        name
+        for name, ratio in truth_ratios.items()
         if ratio is not None and not math.isnan(ratio) and (ratio > factor or ratio < 1 / factor)
     }
 

@@ -1,0 +1,131 @@
+"""The self-check's pure functions, on outputs captured from real asv runs here."""
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from tfgpubench.selfcheck import stats
+
+FIXTURES = Path(__file__).parent / "fixtures" / "selfcheck"
+
+
+def load(name):
+    return json.loads((FIXTURES / name).read_text())
+
+
+def test_percentile_matches_numpy_linear_interpolation():
+    values = [4.0, 1.0, 3.0, 2.0]
+    assert stats.percentile(values, 0.25) == pytest.approx(1.75)
+    assert stats.median(values) == pytest.approx(2.5)
+    assert math.isnan(stats.percentile([], 0.5))
+
+
+def test_within_is_symmetric_around_one():
+    assert stats.within(1.049) and stats.within(0.951)
+    assert not stats.within(1.06) and not stats.within(0.94)
+
+
+def test_unroll_results_names_cases_as_asv_compare_prints_them():
+    cases = stats.unroll_results(load("result_full_forkserver.json"))
+    case = cases["multiply.Multiply.time_multiply('cpu', 2, 'int32', 'eager')"]
+    assert case["value"] == pytest.approx(1.6629505000365086e-05)
+    assert case["q25"] == pytest.approx(1.646e-05) and case["q75"] == pytest.approx(1.6944e-05)
+    assert case["repeat"] == 10
+    # 2 devices x 8 sizes x 2 dtypes x 4 modes; gpu cases skipped (nan) on this machine.
+    multiply = [c for c in cases.values() if c["benchmark"] == "multiply.Multiply.time_multiply"]
+    assert len(multiply) == 128
+    assert math.isnan(cases["multiply.Multiply.time_multiply('gpu', 2, 'int32', 'eager')"]["value"])
+    assert cases["seed.SeedScript.track_gpu_calls_on_a_gpu"]["value"] == 0.0
+
+
+def test_spreads_cover_measured_time_cases_only():
+    spreads = stats.spreads(stats.unroll_results(load("result_full_forkserver.json")))
+    assert len(spreads) == 64 + 2  # cpu Multiply cases and the two cpu Wait cases
+    assert all(name.split("(")[0].rsplit(".", 1)[-1].startswith("time_") for name in spreads)
+    first = spreads["multiply.Multiply.time_multiply('cpu', 2, 'int32', 'eager')"]
+    assert first == pytest.approx((1.6944e-05 - 1.646e-05) / 1.6629505000365086e-05)
+    d = stats.distribution(spreads.values())
+    assert d["n"] == 66 and d["min"] <= d["median"] <= d["p90"] <= d["max"]
+
+
+def test_durations_and_process_counts_from_a_full_run():
+    durations = stats.benchmark_durations(load("result_full_forkserver.json"))
+    assert durations["multiply.Multiply.time_multiply"] == pytest.approx(35.17)
+    benchmarks = load("benchmarks_full.json")
+    # time benchmarks: 128 Multiply + 4 Wait combinations, 2 rounds each; track benchmarks
+    # (64 Speedup, 24 Bandwidth, 2 NumpyScale, 2 SeedScript) one round.
+    spawn = stats.process_count(benchmarks, "spawn")
+    assert spawn == {"benchmark_processes": 2 * 132 + 92, "fresh_interpreters": 357}
+    assert stats.process_count(benchmarks, "forkserver")["fresh_interpreters"] == 2
+
+
+def test_parse_compare_of_two_runs_of_the_same_stack():
+    rows = stats.parse_compare((FIXTURES / "compare_wait_same_stack.txt").read_text())
+    assert [r["name"] for r in rows] == [
+        "wait.Wait.time_wait('cpu', 'float32')",
+        "wait.Wait.time_wait('cpu', 'int32')",
+        "wait.Wait.time_wait('gpu', 'float32')",
+        "wait.Wait.time_wait('gpu', 'int32')",
+    ]
+    first = rows[0]
+    assert first["section"] == "same" and first["mark"] == " "
+    assert first["ratio"] == pytest.approx(0.55) and first["insignificant"]
+    assert rows[2]["ratio"] is None
+    # Past the factor on the median, but asv's statistics did not call it a change.
+    assert stats.flagged(rows) == {}
+
+
+def test_match_flags_separates_caught_missed_and_false_alarms():
+    truth = {"a": 1.5, "b": 1.3, "c": 1.02, "d": 0.8, "e": 1.0}
+    flags = {"a": "+", "c": "+", "d": "+"}
+    match = stats.match_flags(truth, flags, factor=1.1)
+    assert match == {"caught": ["a"], "missed": ["b"], "false": ["c"], "wrong_way": ["d"]}
+    assert stats.changed({"x": 1.0 / 1.2, "y": math.nan}) == {"x"}
+
+
+def test_human_seconds():
+    assert stats.human_seconds(1.6e-05) == "16 us"
+    assert stats.human_seconds(0.0042) == "4.2 ms"
+    assert stats.human_seconds(math.nan) == "n/a"
+
+
+def test_parse_compare_of_two_full_runs_flags_only_the_single_value_track_cases():
+    # Two forkserver runs of the unchanged suite on this shared 2-core machine.
+    rows = stats.parse_compare((FIXTURES / "compare_full_same_stack.txt").read_text())
+    assert len(rows) == 224  # every case, gpu ones n/a
+    assert sum(r["ratio"] is not None for r in rows) == 81
+    assert sum(r["insignificant"] for r in rows) == 21
+    flags = stats.flagged(rows)
+    assert len(flags) == 10
+    assert all(".track_effective_bandwidth(" in name for name in flags)
+    worse = [r for r in rows if r["section"] == "worse"]
+    assert [(r["mark"], r["ratio"]) for r in worse] == [("+", 1.31)]
+    # Matched against "nothing really changed", every flag is a false alarm.
+    assert stats.match_flags({}, flags)["false"] == sorted(flags)
+
+
+def test_case_regex_selects_combinations_the_way_asv_run_b_does():
+    import re
+
+    regex = stats.case_regex("multiply.Multiply.time_multiply", "cpu", [1000, 4096])
+    name = "multiply.Multiply.time_multiply({}, {}, 'float32', 'eager')"
+    assert re.search(regex, name.format("'cpu'", 1000))
+    assert re.search(regex, name.format("'cpu'", 4096))
+    assert not re.search(regex, name.format("'cpu'", 2048))
+    assert not re.search(regex, name.format("'gpu'", 1000))
+
+
+def test_sensitivity_matching_on_a_real_intraop_threads_run():
+    # Large cpu sizes rerun with TF_NUM_INTRAOP_THREADS=1, compared with asv against the
+    # default; the truth is the bare-clock ratio measured by two workers asked in turn.
+    truth = load("truth_intraop1_vs_default.json")["truth_ratios"]
+    rows = stats.parse_compare((FIXTURES / "compare_intraop1_vs_default.txt").read_text())
+    rows = [r for r in rows if r["name"].startswith("multiply.Multiply.time_multiply(")]
+    match = stats.match_flags(truth, stats.flagged(rows))
+    assert len(truth) == 24
+    assert (len(match["caught"]), len(match["false"]), match["wrong_way"]) == (18, 0, [])
+    # The misses sit just past the factor on the bare clock (x0.87-0.91).
+    assert all(0.86 < truth[name] < 1 / 1.1 for name in match["missed"])
+    assert len(match["missed"]) == 3

@@ -1,0 +1,82 @@
+"""Drives two truth workers (see truth.py): default environment and a slowed one.
+
+Each case is asked of both workers in turn, twice, in opposite orders
+(default-slowed, then slowed-default), so slow drift of the machine affects
+both sides alike; the workers never measure at the same time.
+"""
+
+import itertools
+import json
+import os
+import subprocess
+import sys
+
+from . import stats
+
+MULTIPLY = "multiply.Multiply.time_multiply"
+
+
+class Worker:
+    def __init__(self, benchmark_dir, extra_env):
+        env = dict(os.environ, **extra_env)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "tfgpubench.selfcheck.truth", benchmark_dir],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+        )
+        self._read()
+
+    def _read(self):
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError("truth worker exited early")
+        return json.loads(line)
+
+    def ask(self, case):
+        self.process.stdin.write(" ".join(str(p) for p in case) + "\n")
+        self.process.stdin.flush()
+        return self._read()
+
+    def close(self):
+        self.process.stdin.close()
+        self.process.wait()
+
+
+def cases(common):
+    """Every Multiply combination the suite defines, device first."""
+    return list(itertools.product(common.DEVICES, common.SIZES, common.DTYPES, common.MODES))
+
+
+def case_name(case):
+    device, size, dtype, mode = case
+    return f"{MULTIPLY}({device!r}, {size}, {dtype!r}, {mode!r})"
+
+
+def measure(benchmark_dir, slow_env, progress=print, passes=2, keep=None):
+    """{case id: {"default": s/op, "slowed": s/op}} for every case both workers measure
+    (`keep`: an optional predicate on (device, size, dtype, mode) to measure fewer)."""
+    from ..suite import load_suite_common
+
+    common = load_suite_common(benchmark_dir)
+    default, slowed = Worker(benchmark_dir, {}), Worker(benchmark_dir, slow_env)
+    out = {}
+    try:
+        for i, case in enumerate(c for c in cases(common) if keep is None or keep(c)):
+            got = {"default": [], "slowed": []}
+            for p in range(passes):
+                order = [("default", default), ("slowed", slowed)]
+                for side, worker in order if p % 2 == 0 else reversed(order):
+                    answer = worker.ask(case)
+                    if "median" in answer:
+                        got[side].append(answer["median"])
+            if got["default"] and got["slowed"]:
+                out[case_name(case)] = {k: stats.median(v) for k, v in got.items()}
+                if i % 8 == 7:
+                    progress(f"    truth: {i + 1} cases")
+    finally:
+        default.close()
+        slowed.close()
+    return out
