@@ -6,6 +6,7 @@ device at import time: TensorFlow is imported, devices are queried lazily.
 """
 
 import functools
+import math
 import os
 import sys
 import time
@@ -31,10 +32,14 @@ FACTOR = 2
 
 # Every timed call runs a block of ops and waits once at the end (GPU work
 # is asynchronous); per-op time is the block's time divided by its length.
-# Small tensors get long blocks so microsecond ops are measured above timer
-# and wait overhead; the largest get one op per block.
+# Each sample carries a fixed cost of ~0.1-0.2 ms (the wait, the device
+# scope, asv's bookkeeping between samples; measured by `tfgpubench
+# selfcheck`), so a block is made long enough to bury it: at least
+# ops_per_block(size) ops, lengthened at warm-up to last MIN_BLOCK_SECONDS.
 MAX_OPS_PER_BLOCK = 100
 ELEMENTS_PER_BLOCK = 1 << 22
+MIN_BLOCK_SECONDS = 0.01
+MAX_CALIBRATED_OPS = 10_000
 
 
 def ops_per_block(size):
@@ -242,57 +247,81 @@ def _multiply_chain(x, ops):
     return y
 
 
+def calibrated_ops(ops, seconds):
+    """Block length lasting at least MIN_BLOCK_SECONDS, given `ops` took `seconds`."""
+    if seconds >= MIN_BLOCK_SECONDS:
+        return ops
+    wanted = math.ceil(ops * MIN_BLOCK_SECONDS / max(seconds, 1e-9))
+    return max(ops, min(MAX_CALIBRATED_OPS, wanted))
+
+
 @functools.lru_cache(maxsize=None)
 def block_runner(device, size, dtype, mode):
-    """A zero-argument callable running one timed block; traced and warmed up.
+    """A zero-argument callable running one timed block; traced, warmed up and
+    calibrated. Its `ops` attribute is the block length.
 
     Tensors are passed to tf.function as arguments: a captured constant
     would be folded away by Grappler and only the call would be timed.
     """
     x = input_tensor(device, size, dtype)
-    ops = ops_per_block(size)
     functions = []
     if mode == "eager":
 
-        def run():
-            return _multiply_block(x, ops)
+        def make_run(ops):
+            return lambda: _multiply_block(x, ops)
     elif mode in ("function", "xla"):
         step = tf.function(_multiply, jit_compile=(mode == "xla"))
         functions.append(step)
 
-        def run():
-            y = x
-            for _ in range(ops):
-                y = step(x)
-            return y
+        def make_run(ops):
+            def run():
+                y = x
+                for _ in range(ops):
+                    y = step(x)
+                return y
+
+            return run
     elif mode == "graph_loop":
         loop = tf.function(_multiply_chain)
         functions.append(loop)
-        count = tf.constant(ops)
 
-        def run():
-            return loop(x, count)
+        def make_run(ops):
+            # The count is an argument: a new length does not retrace.
+            count = tf.constant(ops)
+            return lambda: loop(x, count)
     else:
         raise ValueError(f"unknown mode {mode!r}; expected one of {MODES}")
 
-    def timed_block():
-        # The wait's ops go on the same device: outside the scope TensorFlow
-        # would place them on a GPU and copy a CPU result there first.
-        with tf.device(TF_DEVICE[device]):
-            wait_for(run())
+    def make_block(ops):
+        run = make_run(ops)
 
+        def timed_block():
+            # The wait's ops go on the same device: outside the scope TensorFlow
+            # would place them on a GPU and copy a CPU result there first.
+            with tf.device(TF_DEVICE[device]):
+                wait_for(run())
+
+        timed_block.ops = ops
+        # Exposed so tests can check that timed calls never retrace.
+        timed_block.functions = functions
+        return timed_block
+
+    block = make_block(ops_per_block(size))
     try:
-        timed_block()  # trace, compile and allocate outside the timed region
+        block()  # trace, compile and allocate outside the timed region
     except (tf.errors.UnimplementedError, tf.errors.InvalidArgumentError) as error:
         if mode != "xla":
             raise
         # tensorflow-metal, for one, has no XLA backend: skip, don't fail.
         first_line = str(error).strip().splitlines()[0]
         raise NotImplementedError(f"XLA cannot compile for {device}: {first_line}") from None
-    timed_block()
-    # Exposed so tests can check that timed calls never retrace.
-    timed_block.functions = functions
-    return timed_block
+    start = time.perf_counter()
+    block()
+    ops = calibrated_ops(block.ops, time.perf_counter() - start)
+    if ops != block.ops:
+        block = make_block(ops)
+        block()
+    return block
 
 
 def skip_reason(device, size, dtype):

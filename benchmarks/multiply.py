@@ -7,7 +7,6 @@ from .common import (
     SIZES,
     block_runner,
     bytes_moved,
-    ops_per_block,
     per_op_seconds,
     per_op_timer,
     skip_reason,
@@ -38,7 +37,7 @@ class Multiply:
             raise NotImplementedError(reason)
         self.block = block_runner(device, size, dtype, mode)
         # asv divides by calls, a call runs a block of ops: time per op.
-        self.timer = per_op_timer(ops_per_block(size))
+        self.timer = per_op_timer(self.block.ops)
 
     def time_multiply(self, device, size, dtype, mode):
         self.block()
@@ -59,9 +58,8 @@ class Speedup:
         self.blocks = {d: block_runner(d, size, dtype, mode) for d in DEVICES}
 
     def track_gpu_speedup(self, size, dtype, mode):
-        ops = ops_per_block(size)
-        cpu = per_op_seconds(self.blocks["cpu"], ops)
-        gpu = per_op_seconds(self.blocks["gpu"], ops)
+        cpu = per_op_seconds(self.blocks["cpu"], self.blocks["cpu"].ops)
+        gpu = per_op_seconds(self.blocks["gpu"], self.blocks["gpu"].ops)
         return cpu / gpu
 
 
@@ -80,5 +78,5 @@ class Bandwidth:
         self.block = block_runner(device, size, "float32", mode)
 
     def track_effective_bandwidth(self, device, size, mode):
-        seconds = per_op_seconds(self.block, ops_per_block(size))
+        seconds = per_op_seconds(self.block, self.block.ops)
         return bytes_moved(size, "float32") / seconds / 1e9

@@ -49,3 +49,10 @@ def test_per_op_timer_divides_elapsed_time_by_the_block_length():
 def test_bytes_moved_counts_one_read_and_one_write():
     assert common.bytes_moved(4096, "float32") == 2 * 4 * 4096 * 4096
     assert common.bytes_moved(2, "int32") == 32
+
+
+def test_calibration_lengthens_short_blocks_only():
+    assert common.calibrated_ops(100, common.MIN_BLOCK_SECONDS) == 100
+    assert common.calibrated_ops(100, common.MIN_BLOCK_SECONDS / 4) == 400
+    assert common.calibrated_ops(1, 0.0) == common.MAX_CALIBRATED_OPS
+    assert common.calibrated_ops(2, 1.0) == 2

@@ -73,7 +73,7 @@ def bare_samples(common, size, dtype, min_samples=15, min_seconds=0.1):
 
     x = common.input_tensor("cpu", size, dtype)
     factor = common.FACTOR
-    calls = common.ops_per_block(size)
+    calls = common.block_runner("cpu", size, dtype, "eager").ops
     samples = []
     spent = 0.0
     with tf.device(common.TF_DEVICE["cpu"]):
