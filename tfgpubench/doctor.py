@@ -4,14 +4,10 @@ devices TensorFlow sees, and for each dtype where a '/GPU:0' multiply runs."""
 import json
 import platform
 import sys
-from importlib import metadata
 
 from .config import add_config_argument, load_config
 from .pairing import pairing_verdict
-
-# Distributions that provide `import tensorflow`, and the GPU plugin.
-TENSORFLOW_DISTRIBUTIONS = ["tensorflow", "tensorflow-macos", "tensorflow-cpu", "tensorflow-gpu"]
-PLUGINS = ["tensorflow-metal"]
+from .stacks.install_stack import installed_versions
 
 # What TensorFlow's kernel registry says a GPU Mul kernel does, by host_memory.
 KERNEL_WORDS = {
@@ -21,21 +17,11 @@ KERNEL_WORDS = {
 }
 
 
-def installed_versions(names):
-    found = {}
-    for name in names:
-        try:
-            found[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            pass
-    return found
-
-
 def diagnose(common):
     """Everything the doctor reports, as plain data. `common` is the suite's module."""
     import tensorflow as tf
 
-    distributions = installed_versions(TENSORFLOW_DISTRIBUTIONS + PLUGINS)
+    distributions = installed_versions()
     metal = distributions.get("tensorflow-metal")
     pairing = pairing_verdict(tf.__version__, metal) if metal else None
     devices = [

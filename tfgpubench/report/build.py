@@ -72,23 +72,23 @@ def _axis(run, name, key):
     return sorted({m.params[key] for m in run.benchmark(name) if key in m.params})
 
 
-def _modes(run):
-    """Modes in the order the suite declares them (first appearance in the results)."""
+def _in_suite_order(run, key):
+    """Values of a Multiply parameter in the order the suite declares them (first
+    appearance in the results)."""
     seen = []
     for m in run.benchmark(MULTIPLY):
-        mode = m.params.get("mode")
-        if mode not in seen:
-            seen.append(mode)
+        value = m.params.get(key)
+        if value not in seen:
+            seen.append(value)
     return seen
+
+
+def _modes(run):
+    return _in_suite_order(run, "mode")
 
 
 def _dtypes(run):
-    seen = []
-    for m in run.benchmark(MULTIPLY):
-        dtype = m.params.get("dtype")
-        if dtype not in seen:
-            seen.append(dtype)
-    return seen
+    return _in_suite_order(run, "dtype")
 
 
 def speedup_rows(run):

@@ -11,7 +11,6 @@ in turn, so they never run at the same time and drift hits both alike.
 import json
 import os
 import sys
-import time
 
 # Enough samples per case that the median is steady, few enough to stay cheap.
 MIN_SECONDS = 0.15
@@ -23,17 +22,10 @@ def time_case(common, device, size, dtype, mode):
     if reason:
         return {"skip": reason}
     block = common.block_runner(device, size, dtype, mode)
-    ops = common.ops_per_block(size)
-    samples = []
-    spent = 0.0
-    while len(samples) < MIN_BLOCKS or spent < MIN_SECONDS:
-        start = time.perf_counter()
-        block()
-        elapsed = time.perf_counter() - start
-        samples.append(elapsed / ops)
-        spent += elapsed
-    samples.sort()
-    return {"median": samples[len(samples) // 2], "samples": len(samples)}
+    # The suite's own side-by-side timer: the reference is plain perf_counter
+    # around the same blocks, no asv.
+    median = common.per_op_seconds(block, block.ops, min_time=MIN_SECONDS, min_blocks=MIN_BLOCKS)
+    return {"median": median}
 
 
 def main(argv=None):
