@@ -63,6 +63,39 @@ def test_verify_wants_exactly_the_pins():
         "tensorflow-cpu missing instead of 2.21.0")
 
 
+def test_environment_tools_are_what_asv_installs_and_their_requirements():
+    import re
+    from importlib import metadata
+
+    keep = install_stack.environment_tools()
+    assert {"pip", "asv-runner", "build", "pympler"} <= keep
+    # Whatever of them is installed here keeps its own requirements too.
+    for name in keep:
+        try:
+            requires = metadata.requires(name) or []
+        except metadata.PackageNotFoundError:
+            continue
+        for requirement in requires:
+            if "extra ==" not in requirement:
+                dep = re.match(r"[A-Za-z0-9_.-]+", requirement).group(0)
+                assert install_stack.canonical(dep) in keep, (name, dep)
+
+
+def test_switching_stacks_removes_what_the_last_one_left():
+    # What this session saw: tensorflow-cpu 2.13.1 installed over 2.21.0's
+    # leftovers (jax, numpy 2) failed to import ("numpy has no attribute exceptions").
+    keep = {"pip", "asv-runner", "build", "packaging"}
+    installed = ["pip", "asv_runner", "build", "packaging", "jax", "numpy", "tensorflow-cpu"]
+    stale = install_stack.left_by_other_stacks(
+        ["tensorflow-cpu==2.13.1"], {"tensorflow-cpu": "2.21.0"}, installed, keep
+    )
+    assert stale == ["jax", "numpy", "tensorflow-cpu"]
+    # The same stack again (asv re-measuring a commit): nothing is removed.
+    assert install_stack.left_by_other_stacks(
+        ["tensorflow-cpu==2.13.1"], {"tensorflow-cpu": "2.13.1"}, installed, keep
+    ) == []
+
+
 def test_variant_choice():
     assert install_stack.detect_variant({"TFGPUBENCH_VARIANT": "cpu"}, nvidia=True) == "cpu"
     assert install_stack.detect_variant({}, nvidia=True) == "cuda"

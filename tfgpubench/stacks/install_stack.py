@@ -135,11 +135,54 @@ def _pip(args):
     return subprocess.run(cmd, check=False).returncode
 
 
+# What asv itself puts into a new environment (and pip's own); everything
+# else in it came from a stack.
+ENVIRONMENT_TOOLS = ("pip", "setuptools", "wheel", "build", "asv_runner", "pympler")
+
+
+def canonical(name):
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def environment_tools():
+    """Canonical names of ENVIRONMENT_TOOLS and everything they require."""
+    from importlib import metadata
+
+    keep, todo = set(), list(ENVIRONMENT_TOOLS)
+    while todo:
+        name = canonical(todo.pop())
+        if name in keep:
+            continue
+        keep.add(name)
+        try:
+            requires = metadata.requires(name) or []
+        except metadata.PackageNotFoundError:
+            continue
+        todo.extend(
+            re.match(r"[A-Za-z0-9_.-]+", r).group(0) for r in requires if "extra ==" not in r
+        )
+    return keep
+
+
+def left_by_other_stacks(pins, installed_family, distributions, keep):
+    """Distributions to remove before installing `pins`: none when this stack is
+    what is installed already (asv reinstalls a commit it measures again),
+    else all but asv's tools. asv reuses one environment for every stack, and
+    a newer stack's dependencies (numpy 2, jax, keras 3) break an older
+    TensorFlow installed over them."""
+    if installed_family == dict(parse_pin(p) for p in pins):
+        return []
+    return sorted(d for d in distributions if canonical(d) not in keep)
+
+
 def install(pins):
-    """Remove other TensorFlows, pip-install `pins` from wheels only. pip's exit status."""
+    """Remove what other stacks left, pip-install `pins` from wheels only. pip's exit status."""
+    from importlib import metadata
+
     names = [parse_pin(p)[0] for p in pins]
-    others = [n for n in installed_versions() if n not in names]
-    if others and _pip(["uninstall", "-y", *others]) != 0:
+    distributions = {d.metadata["Name"] for d in metadata.distributions() if d.metadata["Name"]}
+    stale = left_by_other_stacks(pins, installed_versions(), distributions, environment_tools())
+    if stale and _pip(["uninstall", "-y", *stale]) != 0:
         return 1
     # Wheels only for the stack itself: building TensorFlow from an sdist
     # would take hours and measure something no user installs.
