@@ -49,7 +49,8 @@ def add_arguments(parser):
     parser.add_argument(
         "--launch-method",
         choices=["spawn", "forkserver"],
-        help="asv launch method for the asv runs (default: the config's)",
+        help="asv launch method for the asv runs (default: what `tfgpubench run` uses here: "
+        "forkserver on Linux, spawn on macOS)",
     )
     parser.add_argument(
         "--slow-env",
@@ -182,7 +183,10 @@ def _asv_parts(args, root, parts, figures):
     from . import asvruns
 
     _progress(f"  scratch asv directory: {root}")
-    scratch = asvruns.Scratch(root, args.config, commits=4, launch_method=args.launch_method)
+    from ..runner import launch_method_args
+
+    launch_method = args.launch_method or launch_method_args([])[1]
+    scratch = asvruns.Scratch(root, args.config, commits=4, launch_method=launch_method)
     first, second, slowed, baseline_only = scratch.hashes
     ok = True
     full_runs = {}
