@@ -324,9 +324,13 @@ def block_runner(device, size, dtype, mode):
     return block
 
 
+@functools.lru_cache(maxsize=None)
 def skip_reason(device, size, dtype):
     """Why this combination is not measured here, or None. Checked before
-    anything is allocated, so a size that cannot fit is skipped, not killed."""
+    anything is allocated, so a size that cannot fit is skipped, not killed.
+
+    Cached: asv re-runs setup before every sample, and once a block is
+    allocated there is nothing left to check (and nvidia-smi is a subprocess)."""
     reason = device_skip_reason(device, dtype) or memory_skip_reason(
         size, dtype, free_host_memory()
     )

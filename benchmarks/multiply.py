@@ -28,7 +28,7 @@ class Multiply:
     # alike instead of deciding a verdict (selfcheck: noise). Needs launch_method
     # forkserver: a forked round costs ~0.1 s, a spawned one a ~3 s TensorFlow import.
     rounds = 4
-    # setup makes asv time one block per sample (1-10 ms); 5-10 per round, 20-40 per case.
+    # setup makes asv time one block (>= 10 ms) per sample; 5-10 per round, 20-40 per case.
     repeat = (5, 10, 5.0)
 
     def setup(self, device, size, dtype, mode):
