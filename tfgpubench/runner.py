@@ -99,11 +99,7 @@ def run(args):
             print("error: nothing was run", file=sys.stderr)
             return 2
 
-    machine, info = register_machine(args.machine)
-    print(f"machine {machine}: {info['cpu']}; GPU {info['gpu']}; {info['os']}")
-    snapshot_dir = Path(conf["env_dir"]).parent / SNAPSHOT_DIR
-    for message in ledger.repair(results_dir, snapshot_dir):
-        print(message)
+    machine, snapshot_dir = _prepare_machine(args.machine, conf, results_dir)
 
     failures = []
     total = len(runnable)
@@ -317,11 +313,7 @@ def _run_existing(args, conf, config_path, stacks, own, asv_args):
               f"its own label {label}")
         own = [o for o in own if o["label"] != label] + [own_entry]
     hashes = stacks_repo.build(stacks, root / conf["repo"], own)
-    machine, info = register_machine(args.machine)
-    print(f"machine {machine}: {info['cpu']}; GPU {info['gpu']}; {info['os']}")
-    snapshot_dir = Path(conf["env_dir"]).parent / SNAPSHOT_DIR
-    for message in ledger.repair(results_dir, snapshot_dir):
-        print(message)
+    machine, snapshot_dir = _prepare_machine(args.machine, conf, results_dir)
     commit = hashes[label]
     ledger.snapshot(ledger.files_asv_rewrites(results_dir, machine, commit), results_dir,
                     snapshot_dir)
@@ -342,6 +334,18 @@ def _run_existing(args, conf, config_path, stacks, own, asv_args):
     return 0 if code == 0 and published else 1
 
 
+def _prepare_machine(name, conf, results_dir):
+    """Register the machine with asv and repair what an interrupted run left.
+
+    Returns (machine name, the directory of result snapshots)."""
+    machine, info = register_machine(name)
+    print(f"machine {machine}: {info['cpu']}; GPU {info['gpu']}; {info['os']}")
+    snapshot_dir = Path(conf["env_dir"]).parent / SNAPSHOT_DIR
+    for message in ledger.repair(results_dir, snapshot_dir):
+        print(message)
+    return machine, snapshot_dir
+
+
 def _publish(config_path, report=True):
     """asv publish, then the report page where that module exists; False on failure."""
     code = _run_asv(_asv(["publish"], config_path))
@@ -350,11 +354,8 @@ def _publish(config_path, report=True):
         return False
     if not report:
         return True
-    try:
-        from .report import publish_page
-    except ImportError:
-        return True
     from .config import load_config
+    from .report import publish_page
 
     try:
         publish_page(load_config(config_path))
