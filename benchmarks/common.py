@@ -6,7 +6,6 @@ device at import time: TensorFlow is imported, devices are queried lazily.
 """
 
 import functools
-import math
 import os
 import sys
 import time
@@ -14,42 +13,18 @@ import time
 import numpy as np
 import tensorflow as tf
 
-# The parameter grid. Identical on every machine so results stay comparable;
-# combinations a machine cannot run are skipped in setup, with a reason.
-DEVICES = ["cpu", "gpu"]
-# Square matrices: the seed's 2x2, the 1000x1000 the usual advice names, and
-# powers of two between them dense enough to locate a CPU/GPU crossover.
-SIZES = [2, 32, 128, 256, 512, 1000, 2048, 4096]
-DTYPES = ["int32", "float32"]
-# eager: one Python call per op, as in the seed; function: one tf.function
-# call per op; xla: the same compiled with XLA; graph_loop: the whole loop of
-# ops inside one tf.function, so per-op Python dispatch disappears.
-MODES = ["eager", "function", "xla", "graph_loop"]
+from .grid import (  # noqa: F401  (the axes are re-exported for the benchmark modules)
+    DEVICES,
+    DTYPES,
+    FACTOR,
+    MODES,
+    SIZES,
+    bytes_moved,
+    calibrated_ops,
+    ops_per_block,
+)
 
 TF_DEVICE = {"cpu": "/CPU:0", "gpu": "/GPU:0"}
-# The factor of the seed's `tf.multiply(tensor, 2)`.
-FACTOR = 2
-
-# Every timed call runs a block of ops and waits once at the end (GPU work
-# is asynchronous); per-op time is the block's time divided by its length.
-# Each sample carries a fixed cost of ~0.1-0.2 ms (the wait, the device
-# scope, asv's bookkeeping between samples; measured by `tfgpubench
-# selfcheck`), so a block is made long enough to bury it: at least
-# ops_per_block(size) ops, lengthened at warm-up to last MIN_BLOCK_SECONDS.
-MAX_OPS_PER_BLOCK = 100
-ELEMENTS_PER_BLOCK = 1 << 22
-MIN_BLOCK_SECONDS = 0.01
-MAX_CALIBRATED_OPS = 10_000
-
-
-def ops_per_block(size):
-    """Number of multiplies timed together for a size x size tensor."""
-    return max(1, min(MAX_OPS_PER_BLOCK, ELEMENTS_PER_BLOCK // (size * size)))
-
-
-def bytes_moved(size, dtype):
-    """Bytes one multiply by a scalar reads and writes: n in, n out."""
-    return 2 * size * size * np.dtype(dtype).itemsize
 
 
 def per_op_timer(ops):
@@ -245,14 +220,6 @@ def _multiply_chain(x, ops):
     for _ in tf.range(ops):
         y = tf.multiply(y, FACTOR)
     return y
-
-
-def calibrated_ops(ops, seconds):
-    """Block length lasting at least MIN_BLOCK_SECONDS, given `ops` took `seconds`."""
-    if seconds >= MIN_BLOCK_SECONDS:
-        return ops
-    wanted = math.ceil(ops * MIN_BLOCK_SECONDS / max(seconds, 1e-9))
-    return max(ops, min(MAX_CALIBRATED_OPS, wanted))
 
 
 @functools.lru_cache(maxsize=None)

@@ -1,25 +1,24 @@
-"""Run the suite on this machine's TensorFlow stacks with asv, then publish html/.
+"""The steps of `tfgpubench run`: one `asv run` per stack, an existing installation,
+the machine's registration, and publishing html/.
 
-By default the newest stack that installs here; --all, --stacks OLD..NEW or
---stacks LABEL for more; --existing PYTHON for the TensorFlow already
-installed in that Python. Arguments after `--` go to `asv run` (e.g.
-`-- --quick -b Multiply`). Each stack is its own `asv run`, so one that fails
-to install costs nothing else; stacks already measured are not redone.
+Each stack is its own `asv run`, so one that fails to install costs nothing
+else; stacks already measured are not redone.
 """
 
-import argparse
 import os
 import subprocess
 import sys
 from pathlib import Path
 
-from .config import add_config_argument
+from .config import load_config
+from .names import INSTALL_MARKER_FILE, TABLE_FILE
+from .pairing import series
+from .report import publish_page
+from .stacks import ledger
 from .stacks import repo as stacks_repo
-from .stacks import results as ledger
-from .stacks.install_stack import MARKER_FILE, detect_variant
 from .stacks.machine import register_machine
-from .stacks.selection import SelectionError, Target, fits, missing_on_index, newest, pick
-from .stacks.table import TABLE_FILE, TableError, load_table
+from .stacks.selection import Target, fits
+from .stacks.table import TENSORFLOWS
 
 INSTALLER = "tfgpubench/stacks/install_stack.py"
 SNAPSHOT_DIR = "tfgpubench-snapshot"  # beside asv's env_dir, under .asv/
@@ -27,96 +26,7 @@ SNAPSHOT_DIR = "tfgpubench-snapshot"  # beside asv's env_dir, under .asv/
 ASV_SOME_FAILED = 2
 
 
-def add_arguments(parser):
-    add_config_argument(parser)
-    which = parser.add_mutually_exclusive_group()
-    which.add_argument("--all", action="store_true",
-                       help="every stack of the table that installs on this machine and Python")
-    which.add_argument("--stacks", metavar="SPEC",
-                       help="a label (tf2.21.0), a range OLD..NEW (either end may be left "
-                            "out), or labels separated by commas")
-    which.add_argument("--existing", metavar="PYTHON",
-                       help="measure the TensorFlow already installed in PYTHON (needs "
-                            "asv_runner there); lands on the stack it matches, else on its "
-                            "own 'own-...' label")
-    parser.add_argument("--variant", choices=["auto", "cpu", "cuda"], default="auto",
-                        help="Linux: tensorflow-cpu or the CUDA build (default: cuda where "
-                             "nvidia-smi lists a GPU)")
-    parser.add_argument("--machine", help="name of this machine in results/ (default: asv's, "
-                                          "the host name); give CI runners stable names")
-    parser.add_argument("--no-publish", action="store_true", help="skip asv publish")
-    parser.add_argument("--no-report", action="store_true",
-                        help="publish asv's site only, without the report page")
-    parser.add_argument("--no-index-check", action="store_true",
-                        help="do not ask pip's index whether the pins exist before running")
-    parser.add_argument("asv_args", nargs=argparse.REMAINDER,
-                        help="after --: arguments for asv run, e.g. -- --quick -b Multiply")
-
-
-def run(args):
-    config_path = Path(args.config).resolve()
-    if not config_path.is_file():
-        print(f"error: {args.config}: no asv configuration here", file=sys.stderr)
-        return 2
-    root = config_path.parent
-    # asv resolves its directories and {conf_dir} against the working directory.
-    os.chdir(root)
-    conf = _read_conf(config_path)
-    results_dir = root / conf["results_dir"]
-    asv_args = [a for a in args.asv_args if a != "--"] if args.asv_args else []
-
-    try:
-        stacks = load_table(root / TABLE_FILE)
-    except TableError as exc:
-        print(f"error: {exc}; nothing was run", file=sys.stderr)
-        return 2
-    own = ledger.own_stacks(results_dir)
-    hashes = stacks_repo.build(stacks, root / conf["repo"], own)
-
-    os.environ["TFGPUBENCH_VARIANT"] = detect_variant({"TFGPUBENCH_VARIANT": args.variant})
-    if args.existing:
-        return _run_existing(args, conf, config_path, stacks, own, asv_args)
-
-    target = Target.here(variant=os.environ["TFGPUBENCH_VARIANT"])
-    try:
-        chosen = pick(stacks, "all" if args.all or not args.stacks else args.stacks)
-    except SelectionError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    runnable, left_out = fits(chosen, target)
-    if not (args.all or args.stacks):
-        runnable, left_out = newest(runnable), []
-    for stack, reason in left_out:
-        print(f"left out {stack.label}: {reason}")
-    if not runnable:
-        print(f"no stack of this selection installs on {target.describe()}", file=sys.stderr)
-        return 1
-    if not args.no_index_check:
-        problems = missing_on_index(runnable)
-        if problems:
-            for _, message in problems:
-                print(f"error: {message}", file=sys.stderr)
-            print("error: nothing was run", file=sys.stderr)
-            return 2
-
-    machine, snapshot_dir = _prepare_machine(args.machine, conf, results_dir)
-
-    failures = []
-    total = len(runnable)
-    for number, (stack, pins) in enumerate(runnable, start=1):
-        print(f"[{number}/{total}] {stack.label}: {' '.join(pins)}", flush=True)
-        outcome = _run_stack(stack, hashes[stack.label], machine, config_path, conf,
-                             results_dir, snapshot_dir, asv_args)
-        if outcome:
-            print(f"[{number}/{total}] {stack.label}: {outcome}", flush=True)
-            failures.append(stack.label)
-    published = args.no_publish or _publish(config_path, report=not args.no_report)
-    if failures:
-        print(f"{len(failures)} of {total} stacks failed: {', '.join(failures)}", file=sys.stderr)
-    return 0 if published and not failures else 1
-
-
-def _read_conf(path):
+def read_conf(path):
     from asv import util
 
     return util.load_json(str(path), js_comments=True)
@@ -134,11 +44,11 @@ def launch_method_args(asv_args, system=sys.platform):
     return ["--launch-method", "spawn" if system == "darwin" else "forkserver"]
 
 
-def _asv(args, config_path):
+def asv_command(args, config_path):
     return [sys.executable, "-m", "asv", *args, "--config", str(config_path)]
 
 
-def _run_asv(cmd):
+def run_asv(cmd):
     """Run asv; on Ctrl-C let it finish its own interrupt handling, then re-raise."""
     proc = subprocess.Popen(cmd)
     try:
@@ -152,7 +62,7 @@ def _run_asv(cmd):
         raise
 
 
-def _run_stack(stack, commit, machine, config_path, conf, results_dir, snapshot_dir, asv_args):
+def run_stack(stack, commit, machine, config_path, conf, results_dir, snapshot_dir, asv_args):
     """Measure one stack; None when it went well, else a one-line reason."""
     wanted = ledger.selected_benchmarks(results_dir, _bench_patterns(asv_args))
     if ledger.measured(results_dir, machine, commit, wanted):
@@ -161,10 +71,10 @@ def _run_stack(stack, commit, machine, config_path, conf, results_dir, snapshot_
     before = set(ledger.result_files(results_dir, machine, commit))
     ledger.snapshot(ledger.files_asv_rewrites(results_dir, machine, commit), results_dir,
                     snapshot_dir)
-    cmd = _asv(["run", f"{commit}^!", "--machine", machine, "--skip-existing-successful",
+    cmd = asv_command(["run", f"{commit}^!", "--machine", machine, "--skip-existing-successful",
                 *launch_method_args(asv_args), *asv_args], config_path)
     try:
-        code = _run_asv(cmd)
+        code = run_asv(cmd)
     except KeyboardInterrupt:
         for message in ledger.repair(results_dir, snapshot_dir):
             print(message)
@@ -231,7 +141,7 @@ def _install_marker(env_dir, commit):
     import json
 
     found = []
-    for path in env_dir.glob(f"*/{MARKER_FILE}"):
+    for path in env_dir.glob(f"*/{INSTALL_MARKER_FILE}"):
         try:
             record = json.loads(path.read_text())
         except (OSError, ValueError):
@@ -268,9 +178,6 @@ def match_existing(stacks, here):
 
 def own_stack(stacks, here):
     """A side stack for an installation no row matches, labeled with its versions."""
-    from .pairing import series
-    from .stacks.table import TENSORFLOWS
-
     os_name = {"darwin": "macos"}.get(here["system"], here["system"])
     installed = dict(sorted(here["installed"].items()))
     label = "own-" + "-".join(f"{name}{version}" for name, version in installed.items())
@@ -288,7 +195,7 @@ def own_stack(stacks, here):
     }}
 
 
-def _run_existing(args, conf, config_path, stacks, own, asv_args):
+def run_existing(args, conf, config_path, stacks, own, asv_args):
     python = args.existing
     try:
         here = query_python(python)
@@ -313,11 +220,11 @@ def _run_existing(args, conf, config_path, stacks, own, asv_args):
               f"its own label {label}")
         own = [o for o in own if o["label"] != label] + [own_entry]
     hashes = stacks_repo.build(stacks, root / conf["repo"], own)
-    machine, snapshot_dir = _prepare_machine(args.machine, conf, results_dir)
+    machine, snapshot_dir = prepare_machine(args.machine, conf, results_dir)
     commit = hashes[label]
     ledger.snapshot(ledger.files_asv_rewrites(results_dir, machine, commit), results_dir,
                     snapshot_dir)
-    code = _run_asv(_asv(["run", "-E", f"existing:{python}", "--set-commit-hash", commit,
+    code = run_asv(asv_command(["run", "-E", f"existing:{python}", "--set-commit-hash", commit,
                           "--machine", machine, *launch_method_args(asv_args), *asv_args],
                          config_path))
     for message in ledger.repair(results_dir, snapshot_dir):
@@ -330,11 +237,11 @@ def _run_existing(args, conf, config_path, stacks, own, asv_args):
         if own_entry:
             record["own"] = own_entry
         ledger.record_installed(results_dir, machine, record)
-    published = args.no_publish or _publish(config_path, report=not args.no_report)
+    published = args.nopublish or publish(config_path, report=not args.no_report)
     return 0 if code == 0 and published else 1
 
 
-def _prepare_machine(name, conf, results_dir):
+def prepare_machine(name, conf, results_dir):
     """Register the machine with asv and repair what an interrupted run left.
 
     Returns (machine name, the directory of result snapshots)."""
@@ -346,17 +253,14 @@ def _prepare_machine(name, conf, results_dir):
     return machine, snapshot_dir
 
 
-def _publish(config_path, report=True):
+def publish(config_path, report=True):
     """asv publish, then the report page where that module exists; False on failure."""
-    code = _run_asv(_asv(["publish"], config_path))
+    code = run_asv(asv_command(["publish"], config_path))
     if code != 0:
         print(f"asv publish exited {code}", file=sys.stderr)
         return False
     if not report:
         return True
-    from .config import load_config
-    from .report import publish_page
-
     try:
         publish_page(load_config(config_path))
     except Exception as exc:  # asv's site is published; say what went wrong with the page

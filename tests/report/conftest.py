@@ -11,7 +11,7 @@ import pytest
 
 from .stackrepo import make_stack_repo
 
-FIXTURE_RESULTS = Path(__file__).resolve().parents[1] / "fixtures" / "results"
+FIXTURE_RESULTS = Path(__file__).resolve().parent / "fixtures" / "results"
 MACHINE = "testbox"
 
 

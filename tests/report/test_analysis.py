@@ -10,9 +10,10 @@ import math
 import numpy as np
 import pytest
 
+from tfgpubench.names import MULTIPLY
 from tfgpubench.report import analysis
-from tfgpubench.report.build import MULTIPLY, bytes_moved
-from tfgpubench.results import load_results, stack_labels_from_repo
+from tfgpubench.report.asvresults import load_results, stack_labels_from_repo
+from tfgpubench.report.build import bytes_moved
 
 from .conftest import FIXTURE_RESULTS
 

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
+from tfgpubench.names import SEED_SPEEDUP
 from tfgpubench.report import load
-from tfgpubench.report.build import SEED_SPEEDUP
 
 from .conftest import FIXTURE_RESULTS, raw, result_files, write_config
 

@@ -4,7 +4,7 @@ import pytest
 
 pytest.importorskip("tensorflow")
 
-from benchmarks import common, multiply  # noqa: E402
+from benchmarks import common, grid, multiply  # noqa: E402
 
 
 def test_axes_cover_the_seed_the_advice_and_large_sizes():
@@ -28,9 +28,9 @@ def test_multiply_grid_is_device_by_size_by_dtype_by_mode():
 @pytest.mark.parametrize("size", common.SIZES)
 def test_blocks_are_long_for_small_tensors_and_single_for_large(size):
     ops = common.ops_per_block(size)
-    assert 1 <= ops <= common.MAX_OPS_PER_BLOCK
+    assert 1 <= ops <= grid.MAX_OPS_PER_BLOCK
     if size <= 128:
-        assert ops == common.MAX_OPS_PER_BLOCK
+        assert ops == grid.MAX_OPS_PER_BLOCK
     if size >= 2048:
         assert ops == 1
 
@@ -52,7 +52,7 @@ def test_bytes_moved_counts_one_read_and_one_write():
 
 
 def test_calibration_lengthens_short_blocks_only():
-    assert common.calibrated_ops(100, common.MIN_BLOCK_SECONDS) == 100
-    assert common.calibrated_ops(100, common.MIN_BLOCK_SECONDS / 4) == 400
-    assert common.calibrated_ops(1, 0.0) == common.MAX_CALIBRATED_OPS
+    assert common.calibrated_ops(100, grid.MIN_BLOCK_SECONDS) == 100
+    assert common.calibrated_ops(100, grid.MIN_BLOCK_SECONDS / 4) == 400
+    assert common.calibrated_ops(1, 0.0) == grid.MAX_CALIBRATED_OPS
     assert common.calibrated_ops(2, 1.0) == 2

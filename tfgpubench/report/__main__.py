@@ -1,9 +1,7 @@
 """`python -m tfgpubench.report`: the report command on its own (same as `tfgpubench report`)."""
 
-import argparse
+import sys
 
-from . import cli
+from ..cli import main
 
-parser = argparse.ArgumentParser(prog="tfgpubench report", description=cli.__doc__.splitlines()[0])
-cli.add_arguments(parser)
-raise SystemExit(cli.run(parser.parse_args()))
+raise SystemExit(main(["report", *sys.argv[1:]]))

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..format import side
+
 
 @dataclass(frozen=True)
 class Estimate:
@@ -96,19 +98,19 @@ class Crossover:
     has_range: bool = False
 
     def describe(self):
-        span = f"{_side(self.smallest)}..{_side(self.largest)}"
+        span = f"{side(self.smallest)}..{side(self.largest)}"
         if self.status == NEVER:
             text = f"not within the measured sizes ({span})"
             if self.has_range and self.low is not None:
-                text += f"; within the spread it could be from ~{_side(self.low)}"
+                text += f"; within the spread it could be from ~{side(self.low)}"
             return text
         if self.status == ALWAYS:
             return f"faster at every measured size ({span})"
-        text = f"~{_side(self.size)}"
+        text = f"~{side(self.size)}"
         if self.has_range:
-            low = f"~{_side(self.low)}" if self.low is not None else f"below {_side(self.smallest)}"
+            low = f"~{side(self.low)}" if self.low is not None else f"below {side(self.smallest)}"
             high = (
-                f"~{_side(self.high)}" if self.high is not None else f"beyond {_side(self.largest)}"
+                f"~{side(self.high)}" if self.high is not None else f"beyond {side(self.largest)}"
             )
             text += f" (spread: {low} to {high})"
         return text
@@ -122,11 +124,6 @@ class Crossover:
             "measured_sizes": [self.smallest, self.largest],
             "text": self.describe(),
         }
-
-
-def _side(size):
-    side = f"{size:.0f}"
-    return f"{side}x{side}"
 
 
 def crossover(sizes, estimates):
@@ -179,7 +176,7 @@ class LinearFit:
     def predict(self, nbytes):
         return self.fixed + self.per_byte * nbytes
 
-    def fixed_share(self, nbytes, seconds):
+    def fixed_share(self, seconds):
         """The share of a measured op time that is fixed cost, capped at 1."""
         if seconds <= 0:
             return None
@@ -231,32 +228,3 @@ def share(achieved, reference):
     if achieved is None or reference is None or reference <= 0:
         return None
     return achieved / reference
-
-
-# --- formatting helpers shared by every renderer ----------------------------------
-
-
-def format_seconds(seconds):
-    if seconds is None or not math.isfinite(seconds):
-        return "n/a"
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if abs(seconds) >= scale:
-            return f"{seconds / scale:.3g} {unit}"
-    return f"{seconds / 1e-9:.3g} ns"
-
-
-def format_ratio(estimate):
-    if estimate is None:
-        return "n/a"
-    text = f"{estimate.value:.3g}x"
-    if estimate.has_range:
-        text += f" ({estimate.low:.3g}-{estimate.high:.3g})"
-    return text
-
-
-def format_share(value):
-    return "n/a" if value is None else f"{100 * value:.0f}%"
-
-
-def format_bandwidth(bytes_per_second):
-    return "n/a" if bytes_per_second is None else f"{bytes_per_second / 1e9:.3g} GB/s"

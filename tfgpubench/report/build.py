@@ -4,23 +4,24 @@ Everything here is computed from the Run's measurements; nothing runs a
 benchmark or reads a file.
 """
 
-import math
 from dataclasses import dataclass, field
 
-import numpy as np
-
+from ..names import (
+    BANDWIDTH,
+    BASELINE_MODE,
+    MULTIPLY,
+    SEED_DTYPE,
+    SEED_MODE,
+    SEED_ON_GPU,
+    SEED_SIZE,
+    SEED_SPEEDUP,
+    SPEEDUP,
+    WAIT,
+)
+from ..suite import grid
 from . import analysis, references
+from .verdicts import headline_numbers, stack_verdicts
 
-MULTIPLY = "multiply.Multiply.time_multiply"
-SPEEDUP = "multiply.Speedup.track_gpu_speedup"
-BANDWIDTH = "multiply.Bandwidth.track_effective_bandwidth"
-WAIT = "wait.Wait.time_wait"
-SEED_SPEEDUP = "seed.SeedScript.track_reported_speedup"
-SEED_ON_GPU = "seed.SeedScript.track_gpu_calls_on_a_gpu"
-
-# The seed's case: a 2x2 int32 tensor multiplied eagerly, one Python call per op.
-SEED_SIZE, SEED_DTYPE, SEED_MODE = 2, "int32", "eager"
-BASELINE_MODE = "eager"
 NO_GPU_NOTE = (
     "no GPU results: every gpu combination was skipped on this machine "
     "(for the reason, run `python -m tfgpubench doctor` there)"
@@ -36,13 +37,11 @@ def no_gpu_note(reasons):
 
 
 def bytes_moved(size, dtype):
-    """Bytes a multiply by a scalar reads and writes: size*size elements in, as many out.
-
-    None for a dtype numpy does not know (results from a suite with other dtypes).
-    """
+    """The suite's own count (benchmarks/grid.py); None for a dtype it does not know
+    (results from a suite with other dtypes)."""
     try:
-        return 2 * size * size * np.dtype(dtype).itemsize
-    except TypeError:
+        return grid.bytes_moved(size, dtype)
+    except KeyError:
         return None
 
 
@@ -72,11 +71,11 @@ def _axis(run, name, key):
     return sorted({m.params[key] for m in run.benchmark(name) if key in m.params})
 
 
-def _in_suite_order(run, key):
-    """Values of a Multiply parameter in the order the suite declares them (first
-    appearance in the results)."""
+def in_suite_order(run, key, benchmark=MULTIPLY):
+    """Values of one parameter in the order the suite declares them (asv stores
+    combinations in that order, so: first appearance in the results)."""
     seen = []
-    for m in run.benchmark(MULTIPLY):
+    for m in run.benchmark(benchmark):
         value = m.params.get(key)
         if value not in seen:
             seen.append(value)
@@ -84,11 +83,11 @@ def _in_suite_order(run, key):
 
 
 def _modes(run):
-    return _in_suite_order(run, "mode")
+    return in_suite_order(run, "mode")
 
 
 def _dtypes(run):
-    return _in_suite_order(run, "dtype")
+    return in_suite_order(run, "dtype")
 
 
 def speedup_rows(run):
@@ -157,9 +156,7 @@ def fit_rows(run):
                     "device": device, "dtype": dtype, "mode": mode, "fit": fit,
                     "smallest_size": smallest.params["size"],
                     "smallest_seconds": smallest.value,
-                    "fixed_share_of_smallest": fit.fixed_share(
-                        bytes_moved(smallest.params["size"], dtype), smallest.value
-                    ),
+                    "fixed_share_of_smallest": fit.fixed_share(smallest.value),
                 })
     return rows
 
@@ -261,8 +258,6 @@ def seed_summary(run):
 
 
 def build_stack_report(run, machine_info=None):
-    from .verdicts import headline_numbers, verdicts
-
     gpu_measured = any(
         m.measured for m in run.benchmark(MULTIPLY) if m.params.get("device") == "gpu"
     )
@@ -280,7 +275,7 @@ def build_stack_report(run, machine_info=None):
         waits=wait_rows(run),
         seed=seed_summary(run),
     )
-    report.verdicts = verdicts(report, run)
+    report.verdicts = stack_verdicts(report, run)
     report.headline = headline_numbers(report)
     return report
 
@@ -300,6 +295,3 @@ def build_report(result_set):
         machines[machine] = stacks
     return {"machines": machines, "problems": list(result_set.problems)}
 
-
-def finite(value):
-    return value is not None and isinstance(value, (int, float)) and math.isfinite(value)

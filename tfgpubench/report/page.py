@@ -10,8 +10,9 @@ import shutil
 from pathlib import Path
 from urllib.parse import quote
 
+from ..names import MULTIPLY, SEED_SPEEDUP, SPEEDUP
 from . import plots
-from .build import MULTIPLY, SPEEDUP
+from .build import in_suite_order
 from .render import across_stacks_table, headline_title, stack_heading, stack_tables
 
 PAGE_DIR = "report"
@@ -70,11 +71,7 @@ def _figure(name, caption):
 def _stack_figures(stack, run, out_dir, progress):
     """Draw one stack's figures; returns [(file name, caption)]."""
     figures = []
-    dtypes = []
-    for m in run.benchmark(MULTIPLY):
-        if m.params.get("dtype") not in dtypes:
-            dtypes.append(m.params.get("dtype"))
-    for dtype in dtypes:
+    for dtype in in_suite_order(run, "dtype"):
         name = plots.safe_name(stack.machine, stack.label, stack.env_name, "time", dtype)
         progress.step(f"time vs size, {stack.machine} / {stack.label} / {dtype}")
         plots.time_vs_size(stack, run, dtype, out_dir / name)
@@ -94,7 +91,7 @@ def _links(stack):
         ("time per op (asv graph)", asv_graph_link(MULTIPLY, stack.machine)),
         ("GPU/CPU speedup (asv graph)", asv_graph_link(SPEEDUP, stack.machine)),
         ("seed's reported speedup (asv graph)",
-         asv_graph_link("seed.SeedScript.track_reported_speedup", stack.machine)),
+         asv_graph_link(SEED_SPEEDUP, stack.machine)),
     ]
     return " · ".join(f'<a href="{esc(url)}">{esc(text)}</a>' for text, url in links)
 

@@ -4,7 +4,8 @@ import hashlib
 import math
 import re
 
-from .build import MULTIPLY
+from ..names import MULTIPLY
+from .build import in_suite_order
 
 MODE_COLORS = {"eager": "C0", "function": "C1", "xla": "C2", "graph_loop": "C3"}
 DEVICE_STYLES = {"cpu": "-", "gpu": "--"}
@@ -46,11 +47,8 @@ def time_vs_size(stack, run, dtype, path):
     """Seconds per op against size, log-log, per device and mode; crossovers marked."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    devices = sorted({m.params["device"] for m in run.benchmark(MULTIPLY)})
-    modes = []
-    for m in run.benchmark(MULTIPLY):
-        if m.params["mode"] not in modes:
-            modes.append(m.params["mode"])
+    devices = in_suite_order(run, "device")
+    modes = in_suite_order(run, "mode")
     drawn = False
     for device in devices:
         for mode in modes:

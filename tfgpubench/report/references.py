@@ -8,7 +8,7 @@ suite records one, else the memory bandwidth its maker publishes.
 
 from dataclasses import dataclass
 
-CPU_REFERENCE_BENCHMARK = "reference.NumpyScale.track_numpy_scale_bandwidth"
+from ..names import CPU_REFERENCE
 
 # Peak memory bandwidth in GB/s as published by the makers (see
 # shared/notes/facts.md). Matched, case-insensitively, against the values of
@@ -43,7 +43,7 @@ def cpu_reference(run):
     The largest size is the one least flattered by caches; STREAM itself
     asks for arrays well beyond the last-level cache.
     """
-    measured = [m for m in run.benchmark(CPU_REFERENCE_BENCHMARK) if m.measured]
+    measured = [m for m in run.benchmark(CPU_REFERENCE) if m.measured]
     if not measured:
         return None
     largest = max(measured, key=lambda m: m.params.get("size", 0))
@@ -63,7 +63,7 @@ def gpu_reference(run, machine_info):
     copies = [
         m
         for name, measurements in run.measurements.items()
-        if name.startswith("reference.") and name != CPU_REFERENCE_BENCHMARK
+        if name.startswith("reference.") and name != CPU_REFERENCE
         for m in measurements
         if m.measured and m.unit == "GB/s" and m.params.get("device") == "gpu"
     ]

@@ -6,15 +6,8 @@ import json
 import math
 from dataclasses import dataclass
 
-from .analysis import (
-    Crossover,
-    Estimate,
-    LinearFit,
-    format_bandwidth,
-    format_ratio,
-    format_seconds,
-    format_share,
-)
+from .. import format as fmt
+from .analysis import Crossover, Estimate, LinearFit
 
 
 @dataclass
@@ -51,8 +44,8 @@ def stack_tables(report):
         tables.append(Table(
             "GPU/CPU speedup (CPU time / GPU time; above 1 the GPU is faster)",
             ["size", "dtype", "mode", "side by side", "from timings (IQR range)"],
-            [[f"{r['size']}x{r['size']}", r["dtype"], r["mode"], format_ratio(r["measured"]),
-              format_ratio(r["from_times"])] for r in report.speedups],
+            [[f"{r['size']}x{r['size']}", r["dtype"], r["mode"], fmt.ratio(r["measured"]),
+              fmt.ratio(r["from_times"])] for r in report.speedups],
         ))
         tables.append(Table(
             "Crossover: the size from which the GPU is faster",
@@ -63,27 +56,27 @@ def stack_tables(report):
         "Time per op fitted as t = a + b*bytes (a: fixed cost per op; 1/b: bandwidth)",
         ["device", "dtype", "mode", "a (fixed)", "1/b", "points", "a as share of smallest op"],
         [[r["device"], r["dtype"], r["mode"],
-          f"{format_seconds(r['fit'].fixed)} ± {format_seconds(r['fit'].fixed_error)}",
-          format_bandwidth(r["fit"].bandwidth), str(r["fit"].points),
-          f"{format_share(r['fixed_share_of_smallest'])} of "
-          f"{format_seconds(r['smallest_seconds'])} at {r['smallest_size']}x{r['smallest_size']}"]
+          f"{fmt.seconds(r['fit'].fixed)} ± {fmt.seconds(r['fit'].fixed_error)}",
+          fmt.bandwidth(r["fit"].bandwidth), str(r["fit"].points),
+          f"{fmt.share(r['fixed_share_of_smallest'])} of "
+          f"{fmt.seconds(r['smallest_seconds'])} at {r['smallest_size']}x{r['smallest_size']}"]
          for r in report.fits],
     ))
     tables.append(Table(
         "Achieved float32 bandwidth as a share of the reference",
         ["device", "mode", "size", "measured", "share", "fit 1/b", "share", "reference"],
         [[r["device"], r["mode"], f"{r['size']}x{r['size']}" if r["size"] else "n/a",
-          format_bandwidth(r["measured"]), format_share(r["measured_share"]),
-          format_bandwidth(r["fitted"]), format_share(r["fitted_share"]),
-          f"{format_bandwidth(r['reference'])}: {r['reference_source']}"]
+          fmt.bandwidth(r["measured"]), fmt.share(r["measured_share"]),
+          fmt.bandwidth(r["fitted"]), fmt.share(r["fitted_share"]),
+          f"{fmt.bandwidth(r['reference'])}: {r['reference_source']}"]
          for r in report.bandwidth],
     ))
     tables.append(Table(
         "Each mode against eager (how many times faster than eager, same device)",
         ["device", "dtype", "mode", "smallest size", "largest size", "crossover"],
         [[r["device"], r["dtype"], r["mode"],
-          f"{r['smallest_size']}x{r['smallest_size']}: {format_ratio(r['at_smallest'])}",
-          f"{r['largest_size']}x{r['largest_size']}: {format_ratio(r['at_largest'])}",
+          f"{r['smallest_size']}x{r['smallest_size']}: {fmt.ratio(r['at_smallest'])}",
+          f"{r['largest_size']}x{r['largest_size']}: {fmt.ratio(r['at_largest'])}",
           mode_crossing_text(r)]
          for r in report.modes],
     ))
@@ -91,7 +84,7 @@ def stack_tables(report):
         tables.append(Table(
             "The wait that ends every timed block (read one element back)",
             ["device", "dtype", "seconds"],
-            [[r["device"], r["dtype"], format_seconds(r["seconds"])] for r in report.waits],
+            [[r["device"], r["dtype"], fmt.seconds(r["seconds"])] for r in report.waits],
         ))
     return tables
 
@@ -122,9 +115,9 @@ def format_headline(key, value):
         return "n/a"
     unit = HEADLINES.get(key, ("", "x"))[1]
     if unit == "s":
-        return format_seconds(value)
+        return fmt.seconds(value)
     if unit == "share":
-        return format_share(value)
+        return fmt.share(value)
     return f"{value:.3g}x"
 
 

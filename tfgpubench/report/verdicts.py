@@ -4,8 +4,8 @@ Each verdict states the numbers it rests on; where the data for one is
 missing it says what is missing instead of guessing.
 """
 
-from .analysis import format_bandwidth, format_ratio, format_seconds, format_share
-from .build import MULTIPLY, SEED_DTYPE, SEED_MODE, SEED_SIZE
+from .. import format as fmt
+from ..names import MULTIPLY, SEED_DTYPE, SEED_MODE, SEED_SIZE
 
 
 def gpu_placement(report, run):
@@ -59,10 +59,10 @@ def fixed_cost(report):
         size = row["smallest_size"]
         texts.append(
             f"on the {row['device'].upper()} a {size}x{size} {SEED_DTYPE} {SEED_MODE} multiply "
-            f"takes {format_seconds(row['smallest_seconds'])}, of which "
-            f"{format_seconds(fit.fixed)} ({format_share(row['fixed_share_of_smallest'])}) is "
+            f"takes {fmt.seconds(row['smallest_seconds'])}, of which "
+            f"{fmt.seconds(fit.fixed)} ({fmt.share(row['fixed_share_of_smallest'])}) is "
             f"fixed per-op cost (intercept of t = a + b*bytes over {fit.points} sizes); "
-            f"the data itself streams at {format_bandwidth(fit.bandwidth)}"
+            f"the data itself streams at {fmt.bandwidth(fit.bandwidth)}"
         )
     if not texts:
         return None
@@ -120,7 +120,7 @@ def seed_vs_real(report):
     if real is not None:
         return text + (
             f"; measured with waits and blocks of ops, the real speedup for its case "
-            f"({SEED_SIZE}x{SEED_SIZE} {SEED_DTYPE} {SEED_MODE}) is {format_ratio(real)}."
+            f"({SEED_SIZE}x{SEED_SIZE} {SEED_DTYPE} {SEED_MODE}) is {fmt.ratio(real)}."
         )
     on_gpu = seed.get("gpu_calls_on_a_gpu")
     why = "no GPU results on this machine"
@@ -141,7 +141,7 @@ def gpu_speedup(report):
         return None
     best = max(rows, key=lambda r: r["from_times"].value)
     text = (
-        f"Best measured GPU speedup: {format_ratio(best['from_times'])} at "
+        f"Best measured GPU speedup: {fmt.ratio(best['from_times'])} at "
         f"{best['size']}x{best['size']} {best['dtype']} {best['mode']}"
     )
     cross = next(
@@ -161,8 +161,8 @@ def bandwidth(report):
             continue
         texts.append(
             f"on the {row['device'].upper()} an eager {row['size']}x{row['size']} float32 "
-            f"multiply streams {format_bandwidth(row['measured'])}, "
-            f"{format_share(row['measured_share'])} of {format_bandwidth(row['reference'])} "
+            f"multiply streams {fmt.bandwidth(row['measured'])}, "
+            f"{fmt.share(row['measured_share'])} of {fmt.bandwidth(row['reference'])} "
             f"({row['reference_source']})"
         )
     if not texts:
@@ -170,7 +170,7 @@ def bandwidth(report):
     return "Bandwidth: " + "; ".join(texts) + "."
 
 
-def verdicts(report, run):
+def stack_verdicts(report, run):
     found = [
         gpu_placement(report, run),
         seed_placement(report),

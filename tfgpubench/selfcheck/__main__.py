@@ -1,5 +1,7 @@
-"""`python -m tfgpubench.selfcheck`: the same command without the other commands' imports."""
+"""`python -m tfgpubench.selfcheck`: the self-check command on its own."""
 
-from . import main
+import sys
 
-raise SystemExit(main())
+from ..cli import main
+
+raise SystemExit(main(["selfcheck", *sys.argv[1:]]))

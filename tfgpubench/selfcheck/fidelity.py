@@ -15,9 +15,11 @@ import math
 import os
 import time
 
+from .. import format as fmt
+from ..names import MULTIPLY
 from . import stats
+from .console import progress, section
 
-BENCHMARK = "multiply.Multiply.time_multiply"
 # TensorFlow's run_benchmark: one warm-up call, then this many timed calls.
 TF_ITERATIONS = 30_000
 
@@ -31,11 +33,11 @@ def _suite(benchmark_dir):
 
     def load(params):
         # asv names a combination by its index in the product of the params.
-        probe = get_benchmark_from_name(benchmark_dir, BENCHMARK)
+        probe = get_benchmark_from_name(benchmark_dir, MULTIPLY)
         values = list(itertools.product(*probe._params)) if probe._params else [()]
         wanted = tuple(repr(p) for p in params)
         index = [tuple(repr(v) for v in combo) for combo in values].index(wanted)
-        bench = get_benchmark_from_name(benchmark_dir, f"{BENCHMARK}-{index}")
+        bench = get_benchmark_from_name(benchmark_dir, f"{MULTIPLY}-{index}")
         return bench
 
     load(("cpu", 2, "float32", "eager"))  # imports the package
@@ -137,8 +139,8 @@ def run_fidelity(benchmark_dir, sizes=None, dtypes=None, interleave=5, progress=
         }
         cases.append(case)
         progress(
-            f"  fidelity {size}x{size} {dtype}: suite {stats.human_seconds(case['asv'])}/op,"
-            f" bare {stats.human_seconds(case['bare'])}/op, ratio {ratio:.3f}"
+            f"  fidelity {size}x{size} {dtype}: suite {fmt.seconds(case['asv'])}/op,"
+            f" bare {fmt.seconds(case['bare'])}/op, ratio {ratio:.3f}"
         )
     return cases
 
@@ -176,3 +178,44 @@ def run_tensorflow_method(benchmark_dir, interleave=5):
 
 def fidelity_ok(cases):
     return all(case["ok"] for case in cases) and not any(math.isnan(c["ratio"]) for c in cases)
+
+
+def run_part(args, config, figures):
+    """Print the fidelity figures next to their targets; whether they are met."""
+    section("fidelity: suite (asv_runner, in process) vs bare perf_counter loop, cpu eager")
+    progress("  measuring in this process (each case alternates suite and bare loop)...")
+    sizes = [2, 1000] if args.quick else None
+    interleave = 1 if args.quick else args.interleave
+    cases = run_fidelity(
+        config.benchmark_dir, sizes=sizes, interleave=interleave, progress=progress
+    )
+    print(
+        f"  {'case':<20} {'suite/op':>10} {'bare/op':>10} {'ratio':>7}  target 1.00 +- 0.05"
+        "  (median of back-to-back pairs)"
+    )
+    for c in cases:
+        label = f"{c['size']}x{c['size']} {c['dtype']}"
+        pairs = f"{min(c['pair_ratios']):.2f}-{max(c['pair_ratios']):.2f}"
+        print(
+            f"  {label:<20} {fmt.seconds(c['asv']):>10} "
+            f"{fmt.seconds(c['bare']):>10} {c['ratio']:7.3f}  "
+            f"{fmt.verdict(c['ok'])}  (pairs {pairs})"
+        )
+    ratios = [c["ratio"] for c in cases]
+    within = sum(c["ok"] for c in cases)
+    print(f"  {within}/{len(cases)} within target; ratio range {min(ratios):.3f}-{max(ratios):.3f}")
+
+    progress("  TensorFlow's method (30,000 calls after one warm-up, mean)...")
+    tf = run_tensorflow_method(config.benchmark_dir, interleave=interleave)
+    print("  2x2 float32 eager vs TensorFlow's eager microbenchmark method:")
+    print(
+        f"    suite (asv) {fmt.seconds(tf['asv'])}/op, TensorFlow's method on the "
+        f"same call {fmt.seconds(tf['tf_method'])}/op, ratio {tf['ratio']:.3f}  "
+        f"target 1.00 +- 0.05  {fmt.verdict(tf['ok'])}"
+    )
+    print(
+        f"    (benchmark_tf_multiply_op_CPU's own call, a 2-element tensor times itself: "
+        f"{fmt.seconds(tf['tf_own_benchmark'])}/op)"
+    )
+    figures["fidelity"] = {"cases": cases, "tensorflow_method": tf}
+    return fidelity_ok(cases) and tf["ok"]

@@ -8,6 +8,8 @@ import itertools
 import math
 import re
 
+from ..names import case_id
+
 # The factor `asv compare` uses for the noise and sensitivity checks.
 FACTOR = 1.1
 # Fidelity target: the suite's per-op time within 5% of a bare loop's.
@@ -58,11 +60,6 @@ def distribution(values):
 # --- asv's result files ------------------------------------------------------
 
 
-def case_name(benchmark, params):
-    """The id asv compare prints: `name(p1, p2)`, params as asv stores them (reprs)."""
-    return f"{benchmark}({', '.join(params)})" if params else benchmark
-
-
 def case_regex(benchmark, device, sizes):
     """An `asv run -b` regex selecting `benchmark`'s combinations for one device and
     some sizes: asv matches -b against "name(param, ...)" for each combination."""
@@ -89,7 +86,7 @@ def unroll_results(result_file):
                 return got[i] if isinstance(got, list) and i < len(got) else None
 
             value = values[i] if i < len(values) else None
-            cases[case_name(benchmark, combo)] = {
+            cases[case_id(benchmark, combo)] = {
                 "benchmark": benchmark,
                 "value": value,
                 "q25": column("stats_q_25"),
@@ -231,19 +228,3 @@ def match_flags(truth_ratios, flags, factor=FACTOR):
             wrong_way.append(name)
     false = sorted(name for name in flags if name not in real)
     return {"caught": caught, "missed": missed, "false": false, "wrong_way": wrong_way}
-
-
-# --- formatting -----------------------------------------------------------------
-
-
-def human_seconds(seconds):
-    if seconds is None or math.isnan(seconds):
-        return "n/a"
-    for unit, scale in (("s", 1), ("ms", 1e-3), ("us", 1e-6)):
-        if seconds >= scale:
-            return f"{seconds / scale:.3g} {unit}"
-    return f"{seconds / 1e-9:.3g} ns"
-
-
-def verdict(ok):
-    return "PASS" if ok else "FAIL"

@@ -23,6 +23,12 @@ import re
 import subprocess
 import sys
 
+if not __package__:
+    # Run by asv as a script, with the environment's Python: the package's
+    # leaf modules are importable from the checkout this file lies in.
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from tfgpubench.names import INSTALL_MARKER_FILE  # noqa: E402
+
 # Every distribution that provides `import tensorflow`, and the GPU plugin. A
 # stack installs only its own pins; the others are removed first so two
 # TensorFlows never share an environment.
@@ -37,7 +43,6 @@ TENSORFLOW_FAMILY = (
 PIN = re.compile(r"^([a-z][a-z0-9-]*)==(\d+(?:\.\d+)*(?:\.post\d+)?)$")
 OS_OF_PLATFORM = {"darwin": "macos", "linux": "linux"}
 MACHINE_ALIASES = {"amd64": "x86_64", "x86_64": "x86_64", "arm64": "arm64", "aarch64": "arm64"}
-MARKER_FILE = "tfgpubench-installed.json"
 # Recorded with each result too: they move with TensorFlow and change timings.
 ALSO_RECORDED = ("numpy", "keras", "protobuf")
 
@@ -192,7 +197,7 @@ def install(pins):
 def _write_marker(record):
     env_dir = os.environ.get("ASV_ENV_DIR")
     if env_dir:
-        with open(os.path.join(env_dir, MARKER_FILE), "w") as f:
+        with open(os.path.join(env_dir, INSTALL_MARKER_FILE), "w") as f:
             json.dump(record, f, indent=1, sort_keys=True)
 
 

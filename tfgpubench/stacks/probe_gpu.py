@@ -9,6 +9,7 @@ library only here, as the environment has no tfgpubench installed.
     python probe_gpu.py BENCHMARK_DIR/common.py
 """
 
+import importlib
 import importlib.util
 import json
 import os
@@ -17,9 +18,14 @@ import sys
 
 def main(common_path):
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    spec = importlib.util.spec_from_file_location("suite_common", common_path)
-    common = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(common)
+    suite = os.path.dirname(os.path.abspath(common_path))
+    # The benchmark directory as a package, so common.py's relative imports work.
+    spec = importlib.util.spec_from_file_location(
+        "suite", os.path.join(suite, "__init__.py"), submodule_search_locations=[suite])
+    package = importlib.util.module_from_spec(spec)
+    sys.modules["suite"] = package
+    spec.loader.exec_module(package)
+    common = importlib.import_module("suite.common")
     return {dtype: common.device_skip_reason("gpu", dtype) for dtype in common.DTYPES}
 
 

@@ -15,9 +15,10 @@ import os
 import subprocess
 from pathlib import Path
 
+from ..names import STACK_FILE
+
 BRANCH = "main"
 AUTHOR = ("tfgpubench stacks", "stacks@tfgpubench.invalid")
-STACK_FILE = "stack.json"
 # Noon UTC: the same calendar day in every time zone asv displays.
 TIME_OF_DAY = "12:00:00 +0000"
 OWN_PREFIX = "own-"

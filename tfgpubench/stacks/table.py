@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..names import TABLE_FILE
 from ..pairing import pairing_verdict, series
 from .install_stack import PIN
 
@@ -16,8 +17,6 @@ try:
     import tomllib
 except ImportError:  # Python < 3.11
     import tomli as tomllib
-
-TABLE_FILE = "stacks.toml"
 
 # Which distributions a section may pin, and in which role.
 TENSORFLOWS = {"macos": ("tensorflow-macos", "tensorflow"), "linux": ("tensorflow-cpu",)}

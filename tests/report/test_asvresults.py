@@ -3,7 +3,7 @@
 import json
 import math
 
-from tfgpubench.results import load_results, parse_param, stack_labels_from_repo
+from tfgpubench.report.asvresults import load_results, parse_param, stack_labels_from_repo
 
 from .conftest import FIXTURE_RESULTS, MACHINE, raw, result_files
 

@@ -7,7 +7,7 @@ import pytest
 
 from tfgpubench.selfcheck import fidelity
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
 def test_tensorflow_method_times_the_calls_after_one_warm_up():

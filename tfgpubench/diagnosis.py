@@ -1,11 +1,9 @@
-"""Which TensorFlow and plugin this Python has, whether Apple pairs them, which
-devices TensorFlow sees, and for each dtype where a '/GPU:0' multiply runs."""
+"""What `doctor` finds: which TensorFlow and plugin this Python has, whether Apple
+pairs them, which devices TensorFlow sees, and for each dtype where a '/GPU:0'
+multiply runs; as plain data, and as text."""
 
-import json
 import platform
-import sys
 
-from .config import add_config_argument, load_config
 from .pairing import pairing_verdict
 from .stacks.install_stack import installed_versions
 
@@ -79,22 +77,3 @@ def format_diagnosis(d):
         lines.append(f"  {dtype:8} computes on the {where['runs_on']}{why}")
         lines.append(f"  {'':8} kernel registry: {where['gpu_kernel']}")
     return "\n".join(lines)
-
-
-def add_arguments(parser):
-    add_config_argument(parser)
-    parser.add_argument("--json", action="store_true", help="print the diagnosis as JSON")
-
-
-def run(args):
-    from .suite import load_suite_common
-
-    config = load_config(args.config)
-    diagnosis = diagnose(load_suite_common(config.benchmark_dir))
-    print(json.dumps(diagnosis, indent=2) if args.json else format_diagnosis(diagnosis))
-    if diagnosis["pairing"] and not diagnosis["pairing"]["ok"]:
-        print(
-            "warning: this TensorFlow / tensorflow-metal pair is not one Apple supports",
-            file=sys.stderr,
-        )
-    return 0

@@ -1,4 +1,4 @@
-"""asv result files as plain records, with every unreadable file named, not fatal.
+"""asv result files as plain records for the report, with every unreadable file named, not fatal.
 
 asv stores one JSON file per (machine, commit, environment) under
 results/<machine>/, and the suite's current benchmark versions in
@@ -21,9 +21,8 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# Files in a machine directory that are not result files.
-NOT_RESULT_FILES = {"machine.json", "benchmarks.json"}
-INSTALLED_VERSIONS_FILE = "installed-versions.jsonl"
+from ..names import INSTALLED_VERSIONS_FILE, NOT_RESULT_FILES
+
 SHORT_HASH = 8
 
 

@@ -1,6 +1,6 @@
 """A worker that times the suite's blocks with a bare clock: the sensitivity check's truth.
 
-`python -m tfgpubench.selfcheck.truth BENCHMARK_DIR` reads one case per line
+`python -m tfgpubench.selfcheck.sensitivity_worker BENCHMARK_DIR` reads one case per line
 on stdin ("device size dtype mode") and answers one JSON line: the median
 per-op time of the suite's own block, timed back to back with
 `time.perf_counter`, or the reason the case is skipped. The driver keeps two
@@ -11,6 +11,8 @@ in turn, so they never run at the same time and drift hits both alike.
 import json
 import os
 import sys
+
+from ..suite import load_suite_common
 
 # Enough samples per case that the median is steady, few enough to stay cheap.
 MIN_SECONDS = 0.15
@@ -30,8 +32,6 @@ def time_case(common, device, size, dtype, mode):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    from ..suite import load_suite_common
-
     common = load_suite_common(os.path.abspath(argv[0]))
     print(json.dumps({"ready": True}), flush=True)
     for line in sys.stdin:

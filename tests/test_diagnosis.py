@@ -9,7 +9,7 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
-from tfgpubench.doctor import diagnose, format_diagnosis  # noqa: E402
+from tfgpubench.diagnosis import diagnose, format_diagnosis  # noqa: E402
 from tfgpubench.suite import load_suite_common  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -14,7 +14,7 @@ import re
 import shutil
 from pathlib import Path
 
-INSTALLED_LOG = "installed-versions.jsonl"  # not *.json: asv ignores it
+from ..names import INSTALLED_VERSIONS_FILE
 
 
 def result_files(results_dir, machine, commit):
@@ -121,7 +121,7 @@ def record_installed(results_dir, machine, record):
     """Append one line saying which versions a stack's results were measured with."""
     record = dict(record, recorded_at=datetime.datetime.now(datetime.timezone.utc)
                   .isoformat(timespec="seconds"))
-    path = Path(results_dir, machine, INSTALLED_LOG)
+    path = Path(results_dir, machine, INSTALLED_VERSIONS_FILE)
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a", encoding="utf-8") as f:
         f.write(json.dumps(record, sort_keys=True) + "\n")
@@ -130,7 +130,7 @@ def record_installed(results_dir, machine, record):
 def read_installed(results_dir):
     """Every record of every machine, oldest first; unreadable lines are skipped."""
     records = []
-    for path in sorted(Path(results_dir).glob(f"*/{INSTALLED_LOG}")):
+    for path in sorted(Path(results_dir).glob(f"*/{INSTALLED_VERSIONS_FILE}")):
         for line in path.read_text(encoding="utf-8").splitlines():
             try:
                 records.append(json.loads(line))

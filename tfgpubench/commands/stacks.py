@@ -9,9 +9,11 @@ and print each label's commit.
 import sys
 from pathlib import Path
 
-from .install_stack import detect_variant
-from .selection import SelectionError, Target, fits, missing_on_index, pick
-from .table import TABLE_FILE, TableError, load_table
+from ..names import TABLE_FILE
+from ..stacks.install_stack import detect_variant
+from ..stacks.repo import build
+from ..stacks.selection import SelectionError, Target, fits, missing_on_index, pick
+from ..stacks.table import TableError, load_table
 
 
 def add_arguments(parser):
@@ -54,8 +56,6 @@ def run(args):
         return 0
     hashes = {}
     if args.action == "build":
-        from .repo import build
-
         hashes = build(stacks, Path(args.repo))
     pins_of = {stack.label: pins for stack, pins in runnable}
     reason_of = {stack.label: reason for stack, reason in left_out}

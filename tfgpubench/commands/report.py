@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from ..config import add_config_argument, load_config
+from ..report import load, only_machine, render, write_page
 
 FORMATS = ["text", "markdown", "json", "csv"]
 
@@ -30,19 +31,15 @@ def add_arguments(parser):
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
 
-def render(report, fmt):
-    from . import render as renderers
-
+def render_as(report, fmt):
     if fmt == "json":
-        return renderers.render_json(report)
+        return render.render_json(report)
     if fmt == "csv":
-        return renderers.render_csv(report)
-    return renderers.render_text(report, markdown=(fmt == "markdown"))
+        return render.render_csv(report)
+    return render.render_text(report, markdown=(fmt == "markdown"))
 
 
 def run(args):
-    from . import load, only_machine, write_page
-
     config = load_config(args.config)
     results_dir = args.results or Path(config.results_dir)
     result_set, report = load(results_dir, getattr(config, "repo", None))
@@ -56,7 +53,7 @@ def run(args):
     for problem in report["problems"]:
         print(f"warning: {problem}", file=sys.stderr)
 
-    text = render(report, args.format)
+    text = render_as(report, args.format)
     if args.output:
         args.output.write_text(text, encoding="utf-8")
     else:

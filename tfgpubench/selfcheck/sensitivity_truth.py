@@ -1,4 +1,5 @@
-"""Drives two truth workers (see truth.py): default environment and a slowed one.
+"""Sensitivity's truth: two workers (sensitivity_worker.py) time the suite's blocks with
+a bare clock, one in the default environment and one in the slowed one.
 
 Each case is asked of both workers in turn, twice, in opposite orders
 (default-slowed, then slowed-default), so slow drift of the machine affects
@@ -11,16 +12,16 @@ import os
 import subprocess
 import sys
 
+from ..names import MULTIPLY, case_id
+from ..suite import load_suite_common
 from . import stats
-
-MULTIPLY = "multiply.Multiply.time_multiply"
 
 
 class Worker:
     def __init__(self, benchmark_dir, extra_env):
         env = dict(os.environ, **extra_env)
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "tfgpubench.selfcheck.truth", benchmark_dir],
+            [sys.executable, "-m", "tfgpubench.selfcheck.sensitivity_worker", benchmark_dir],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -50,16 +51,9 @@ def cases(common):
     return list(itertools.product(common.DEVICES, common.SIZES, common.DTYPES, common.MODES))
 
 
-def case_name(case):
-    device, size, dtype, mode = case
-    return f"{MULTIPLY}({device!r}, {size}, {dtype!r}, {mode!r})"
-
-
 def measure(benchmark_dir, slow_env, progress=print, passes=2, keep=None):
     """{case id: {"default": s/op, "slowed": s/op}} for every case both workers measure
     (`keep`: an optional predicate on (device, size, dtype, mode) to measure fewer)."""
-    from ..suite import load_suite_common
-
     common = load_suite_common(benchmark_dir)
     default, slowed = Worker(benchmark_dir, {}), Worker(benchmark_dir, slow_env)
     out = {}
@@ -73,7 +67,8 @@ def measure(benchmark_dir, slow_env, progress=print, passes=2, keep=None):
                     if "median" in answer:
                         got[side].append(answer["median"])
             if got["default"] and got["slowed"]:
-                out[case_name(case)] = {k: stats.median(v) for k, v in got.items()}
+                medians = {side: stats.median(values) for side, values in got.items()}
+                out[case_id(MULTIPLY, map(repr, case))] = medians
                 if i % 8 == 7:
                     progress(f"    truth: {i + 1} cases")
     finally:

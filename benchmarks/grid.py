@@ -1,0 +1,53 @@
+"""The suite's parameter grid and the arithmetic of a block: standard library only.
+
+Everything that says *what* is measured (axes, bytes per op, block lengths)
+and depends on nothing, so that the benchmarks, the comparator benchmarks and
+the tooling (which loads this file by path) share one definition.
+"""
+
+import math
+
+# The parameter grid. Identical on every machine so results stay comparable;
+# combinations a machine cannot run are skipped in setup, with a reason.
+DEVICES = ["cpu", "gpu"]
+# Square matrices: the seed's 2x2, the 1000x1000 the usual advice names, and
+# powers of two between them dense enough to locate a CPU/GPU crossover.
+SIZES = [2, 32, 128, 256, 512, 1000, 2048, 4096]
+DTYPES = ["int32", "float32"]
+# eager: one Python call per op, as in the seed; function: one tf.function
+# call per op; xla: the same compiled with XLA; graph_loop: the whole loop of
+# ops inside one tf.function, so per-op Python dispatch disappears.
+MODES = ["eager", "function", "xla", "graph_loop"]
+
+# The factor of the seed's `tf.multiply(tensor, 2)`.
+FACTOR = 2
+ITEMSIZE = {"int32": 4, "float32": 4}
+
+# Every timed call runs a block of ops and waits once at the end (GPU work
+# is asynchronous); per-op time is the block's time divided by its length.
+# Each sample carries a fixed cost (the wait, asv's bookkeeping between
+# samples; measured by `tfgpubench selfcheck`), so a block is made long
+# enough to bury it: at least ops_per_block(size) ops, lengthened at warm-up
+# to last MIN_BLOCK_SECONDS.
+MAX_OPS_PER_BLOCK = 100
+ELEMENTS_PER_BLOCK = 1 << 22
+MIN_BLOCK_SECONDS = 0.01
+MAX_CALIBRATED_OPS = 10_000
+
+
+def ops_per_block(size):
+    """Number of multiplies timed together for a size x size tensor, before calibration."""
+    return max(1, min(MAX_OPS_PER_BLOCK, ELEMENTS_PER_BLOCK // (size * size)))
+
+
+def calibrated_ops(ops, seconds):
+    """Block length lasting at least MIN_BLOCK_SECONDS, given `ops` took `seconds`."""
+    if seconds >= MIN_BLOCK_SECONDS:
+        return ops
+    wanted = math.ceil(ops * MIN_BLOCK_SECONDS / max(seconds, 1e-9))
+    return max(ops, min(MAX_CALIBRATED_OPS, wanted))
+
+
+def bytes_moved(size, dtype):
+    """Bytes one multiply by a scalar reads and writes: size*size elements in, as many out."""
+    return 2 * size * size * ITEMSIZE[dtype]

@@ -1,0 +1,79 @@
+"""The installer asv runs for each stack: which pins, what it removes, what it verifies."""
+
+import json
+
+import pytest
+
+from tfgpubench.names import INSTALL_MARKER_FILE
+from tfgpubench.stacks import install_stack
+from tfgpubench.stacks.table import load_table
+
+from .conftest import ROOT
+
+STACKS = load_table(ROOT / "stacks.toml")
+
+
+def test_verify_wants_exactly_the_pins():
+    pins = ["tensorflow==2.18.1", "tensorflow-metal==1.2.0"]
+    assert install_stack.verify(pins, {"tensorflow": "2.18.1", "tensorflow-metal": "1.2.0"}) is None
+    assert install_stack.verify(pins, {"tensorflow": "2.18.0", "tensorflow-metal": "1.2.0"}) == (
+        "tensorflow 2.18.0 instead of 2.18.1")
+    assert install_stack.verify(["tensorflow-cpu==2.21.0"], {
+        "tensorflow-cpu": "2.21.0", "tensorflow": "2.21.0"}) == "tensorflow 2.21.0 is installed too"
+    assert install_stack.verify(["tensorflow-cpu==2.21.0"], {}) == (
+        "tensorflow-cpu missing instead of 2.21.0")
+
+
+def test_environment_tools_are_what_asv_installs_and_their_requirements():
+    import re
+    from importlib import metadata
+
+    keep = install_stack.environment_tools()
+    assert {"pip", "asv-runner", "build", "pympler"} <= keep
+    # Whatever of them is installed here keeps its own requirements too.
+    for name in keep:
+        try:
+            requires = metadata.requires(name) or []
+        except metadata.PackageNotFoundError:
+            continue
+        for requirement in requires:
+            if "extra ==" not in requirement:
+                dep = re.match(r"[A-Za-z0-9_.-]+", requirement).group(0)
+                assert install_stack.canonical(dep) in keep, (name, dep)
+
+
+def test_switching_stacks_removes_what_the_last_one_left():
+    # What this session saw: tensorflow-cpu 2.13.1 installed over 2.21.0's
+    # leftovers (jax, numpy 2) failed to import ("numpy has no attribute exceptions").
+    keep = {"pip", "asv-runner", "build", "packaging"}
+    installed = ["pip", "asv_runner", "build", "packaging", "jax", "numpy", "tensorflow-cpu"]
+    stale = install_stack.left_by_other_stacks(
+        ["tensorflow-cpu==2.13.1"], {"tensorflow-cpu": "2.21.0"}, installed, keep
+    )
+    assert stale == ["jax", "numpy", "tensorflow-cpu"]
+    # The same stack again (asv re-measuring a commit): nothing is removed.
+    assert install_stack.left_by_other_stacks(
+        ["tensorflow-cpu==2.13.1"], {"tensorflow-cpu": "2.13.1"}, installed, keep
+    ) == []
+
+
+def test_variant_choice():
+    assert install_stack.detect_variant({"TFGPUBENCH_VARIANT": "cpu"}, nvidia=True) == "cpu"
+    assert install_stack.detect_variant({}, nvidia=True) == "cuda"
+    assert install_stack.detect_variant({"TFGPUBENCH_VARIANT": "auto"}, nvidia=False) == "cpu"
+    with pytest.raises(ValueError, match="expected auto, cpu or cuda"):
+        install_stack.detect_variant({"TFGPUBENCH_VARIANT": "rocm"})
+
+
+def test_installer_refuses_a_stack_for_another_platform(tmp_path, monkeypatch, capsys):
+    mac = next(s for s in STACKS if s.os == "macos").as_data()
+    path = tmp_path / "stack.json"
+    path.write_text(json.dumps(mac))
+    monkeypatch.setenv("ASV_ENV_DIR", str(tmp_path))
+    monkeypatch.setenv("ASV_COMMIT", "abc")
+    monkeypatch.setattr(install_stack.sys, "platform", "linux")
+    assert install_stack.main([str(path)]) == 3
+    assert capsys.readouterr().err.strip() == (
+        "tfgpubench: stack tf2.9.2-metal0.5.0 not installed: a macos stack, this is linux")
+    marker = json.loads((tmp_path / INSTALL_MARKER_FILE).read_text())
+    assert marker["ok"] is False and marker["commit"] == "abc" and "pins" not in marker

@@ -1,0 +1,46 @@
+"""Names the tooling shares: benchmark ids, file names, the seed's case.
+
+A leaf module: it imports nothing, and every other module of the package may
+import it (pyperf's `_formatter.py` plays this role there). A benchmark id is
+the key asv stores results under, so these strings are part of every result
+file ever written: rename a benchmark only with a new id, never in place.
+"""
+
+# --- benchmark ids (module.Class.method, as asv names them) ----------------------
+
+MULTIPLY = "multiply.Multiply.time_multiply"
+SPEEDUP = "multiply.Speedup.track_gpu_speedup"
+BANDWIDTH = "multiply.Bandwidth.track_effective_bandwidth"
+WAIT = "wait.Wait.time_wait"
+CPU_REFERENCE = "reference.NumpyScale.track_numpy_scale_bandwidth"
+SEED_SPEEDUP = "seed.SeedScript.track_reported_speedup"
+SEED_ON_GPU = "seed.SeedScript.track_gpu_calls_on_a_gpu"
+
+# The seed's case: a 2x2 int32 tensor multiplied eagerly, one Python call per op.
+SEED_SIZE, SEED_DTYPE, SEED_MODE = 2, "int32", "eager"
+# The mode every other mode is compared with.
+BASELINE_MODE = "eager"
+
+# --- files ---------------------------------------------------------------------------
+
+# Beside asv's results in results/<machine>/: which versions each stack really
+# measured and what the GPU self-check found. Not *.json: asv would read it.
+INSTALLED_VERSIONS_FILE = "installed-versions.jsonl"
+# Files of a machine directory that are not asv result files.
+NOT_RESULT_FILES = ("machine.json", "benchmarks.json")
+# Written by the installer into asv's environment for the runner.
+INSTALL_MARKER_FILE = "tfgpubench-installed.json"
+# The one file of each commit of the generated stacks repository.
+STACK_FILE = "stack.json"
+# The table of stacks, at the checkout's root.
+TABLE_FILE = "stacks.toml"
+
+
+def case_id(benchmark, param_reprs):
+    """How asv names one parameter combination: `name('cpu', 2, 'int32', 'eager')`.
+
+    param_reprs: the values' reprs, as asv stores them in its result files
+    (pass `map(repr, values)` for Python values).
+    """
+    param_reprs = list(param_reprs)
+    return f"{benchmark}({', '.join(param_reprs)})" if param_reprs else benchmark

@@ -1,0 +1,82 @@
+"""Sensitivity: does asv flag a real change, and only a real one?
+
+The large cpu Multiply cases are rerun with a slowing environment (by default
+TF_NUM_INTRAOP_THREADS=1); every case whose bare-clock time changed by more
+than the factor must be flagged, in the right direction, and nothing else.
+"""
+
+import math
+
+from .. import format as fmt
+from ..names import MULTIPLY
+from . import sensitivity_truth, stats
+from .console import progress, section
+
+SLOW_ENV_DEFAULT = "TF_NUM_INTRAOP_THREADS=1"
+
+
+def run_part(args, scratch, baseline, slowed, run_baseline, figures):
+    """Print which real changes asv caught; whether every one was."""
+    variable, _, value = args.slow_env.partition("=")
+    section(f"sensitivity: {MULTIPLY} with {args.slow_env} vs default")
+    sizes = [int(s) for s in args.sizes.split(",")]
+    # asv's -b matches "name(param, ...)" too, so only these combinations start processes.
+    selection = stats.case_regex(MULTIPLY, "cpu", sizes)
+    if run_baseline:
+        progress("  Multiply baseline run...")
+        scratch.run(baseline, bench=selection, progress=progress)
+    progress(f"  Multiply run with {args.slow_env}...")
+    scratch.run(slowed, bench=selection, extra_env={variable: value}, progress=progress)
+    rows = [
+        r
+        for r in stats.parse_compare(scratch.compare(baseline, slowed, args.factor))
+        if r["name"].startswith(MULTIPLY + "(")
+    ]
+    flags = stats.flagged(rows)
+
+    progress("  bare-clock truth: two workers (default, slowed), asked in turn...")
+    truth = sensitivity_truth.measure(
+        scratch.benchmark_dir,
+        {variable: value},
+        progress=progress,
+        keep=lambda case: case[0] == "cpu" and case[1] in sizes,
+    )
+    ratios = {name: t["slowed"] / t["default"] for name, t in truth.items()}
+    match = stats.match_flags(ratios, flags, args.factor)
+    real = len(match["caught"]) + len(match["missed"]) + len(match["wrong_way"])
+    asv_ratio = {r["name"]: r["ratio"] for r in rows}
+    print(
+        f"  cases measured: {len(truth)}; really changed by more than x{args.factor} "
+        f"(bare clock): {real}"
+    )
+    passed = not match["missed"] and not match["wrong_way"]
+    # With no real change there is nothing to catch: say so rather than pass.
+    word = fmt.verdict(passed) if real else "INCONCLUSIVE (no real change to catch)"
+    print(
+        f"  flagged by asv: {len(flags)}; caught {len(match['caught'])}/{real}  "
+        f"target {real}/{real}  {word}"
+    )
+    for name in match["missed"] + match["wrong_way"]:
+        print(
+            f"    missed: bare x{ratios[name]:.2f}, asv x{asv_ratio.get(name) or math.nan:.2f}"
+            f"  {name}"
+        )
+    print(f"  flagged without a real change past the factor: {len(match['false'])}")
+    for name in match["false"]:
+        print(
+            f"    false alarm: bare x{ratios.get(name, math.nan):.2f}, "
+            f"asv x{asv_ratio.get(name) or math.nan:.2f}  {name}"
+        )
+    changed = sorted(ratios.items(), key=lambda kv: -kv[1])[:5]
+    print(
+        "  largest real slowdowns: "
+        + ", ".join(f"{name[len(MULTIPLY) :]} x{r:.2f}" for name, r in changed)
+    )
+    figures["sensitivity"] = {
+        "env": args.slow_env,
+        "truth_ratios": ratios,
+        "flagged": flags,
+        "match": match,
+        "really_changed": real,
+    }
+    return passed and real > 0
