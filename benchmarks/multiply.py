@@ -1,16 +1,9 @@
 """tf.multiply(x, 2): time per op, GPU/CPU speedup and effective bandwidth."""
 
-from .common import (
-    DEVICES,
-    DTYPES,
-    MODES,
-    SIZES,
-    block_runner,
-    bytes_moved,
-    per_op_seconds,
-    per_op_timer,
-    skip_reason,
-)
+from .checks import skip_reason, wait_op
+from .common import block_runner
+from .grid import DEVICES, DTYPES, MODES, SIZES, bytes_moved
+from .timing import per_op_seconds, per_op_timer
 
 # Sizes large enough that a multiply is limited by memory, not by dispatch.
 LARGE_SIZES = [1000, 2048, 4096]
@@ -21,8 +14,8 @@ class Multiply:
 
     params = [DEVICES, SIZES, DTYPES, MODES]
     param_names = ["device", "size", "dtype", "mode"]
-    # Keep the history when the code around the timed call changes.
-    version = "1"
+    # Bumped whenever the timed code changes (tests/suite/test_versions.py checks it).
+    version = "2"
     # asv runs round k of every case before round k+1, so 4 rounds sample each case at
     # 4 moments of the run: load that comes and goes on a shared machine hits every case
     # alike instead of deciding a verdict (selfcheck: noise). Needs launch_method
@@ -32,14 +25,15 @@ class Multiply:
     repeat = (5, 10, 5.0)
 
     def setup(self, device, size, dtype, mode):
-        reason = skip_reason(device, size, dtype)
+        reason = skip_reason(device, size, dtype, mode)
         if reason:
             raise NotImplementedError(reason)
-        self.block = block_runner(device, size, dtype, mode)
+        self.block = block_runner(device, size, dtype, mode, wait_op(device))
         # asv divides by calls, a call runs a block of ops: time per op.
         self.timer = per_op_timer(self.block.ops)
 
     def time_multiply(self, device, size, dtype, mode):
+        """Seconds per multiply: a block of ops, then one wait for the last, per sample."""
         self.block()
 
 
@@ -49,18 +43,17 @@ class Speedup:
     params = [SIZES, DTYPES, MODES]
     param_names = ["size", "dtype", "mode"]
     unit = "x"
-    version = "1"
+    version = "2"
 
     def setup(self, size, dtype, mode):
-        reason = skip_reason("gpu", size, dtype) or skip_reason("cpu", size, dtype)
+        reason = skip_reason("gpu", size, dtype, mode) or skip_reason("cpu", size, dtype, mode)
         if reason:
             raise NotImplementedError(reason)
-        self.blocks = {d: block_runner(d, size, dtype, mode) for d in DEVICES}
+        self.blocks = {d: block_runner(d, size, dtype, mode, wait_op(d)) for d in DEVICES}
 
     def track_gpu_speedup(self, size, dtype, mode):
-        cpu = per_op_seconds(self.blocks["cpu"], self.blocks["cpu"].ops)
-        gpu = per_op_seconds(self.blocks["gpu"], self.blocks["gpu"].ops)
-        return cpu / gpu
+        """CPU seconds per op over GPU seconds per op; above 1 the GPU is faster."""
+        return per_op_seconds(self.blocks["cpu"]) / per_op_seconds(self.blocks["gpu"])
 
 
 class Bandwidth:
@@ -69,14 +62,14 @@ class Bandwidth:
     params = [DEVICES, LARGE_SIZES, MODES]
     param_names = ["device", "size", "mode"]
     unit = "GB/s"
-    version = "1"
+    version = "2"
 
     def setup(self, device, size, mode):
-        reason = skip_reason(device, size, "float32")
+        reason = skip_reason(device, size, "float32", mode)
         if reason:
             raise NotImplementedError(reason)
-        self.block = block_runner(device, size, "float32", mode)
+        self.block = block_runner(device, size, "float32", mode, wait_op(device))
 
     def track_effective_bandwidth(self, device, size, mode):
-        seconds = per_op_seconds(self.block, self.block.ops)
-        return bytes_moved(size, "float32") / seconds / 1e9
+        """Bytes read and written per second by a float32 multiply, in GB/s."""
+        return bytes_moved(size, "float32") / per_op_seconds(self.block) / 1e9

@@ -1,8 +1,8 @@
 """What the wait that ends every timed block costs on its own."""
 
-import tensorflow as tf
-
-from .common import DEVICES, DTYPES, TF_DEVICE, input_tensor, skip_reason, wait_for
+from .checks import skip_reason, wait_op
+from .common import TF_DEVICE, input_tensor, load_tensorflow, wait_for
+from .grid import DEVICES, DTYPES
 
 # The wait reads one element, so its cost does not depend on the size.
 SIZE = 2
@@ -13,19 +13,22 @@ class Wait:
 
     params = [DEVICES, DTYPES]
     param_names = ["device", "dtype"]
-    version = "1"
+    version = "2"
     # As Multiply: samples from 4 moments of the run, 20-40 per case.
     rounds = 4
     repeat = (5, 10, 5.0)
 
     def setup(self, device, dtype):
-        reason = skip_reason(device, SIZE, dtype)
+        reason = skip_reason(device, SIZE, dtype, "eager")
         if reason:
             raise NotImplementedError(reason)
+        self.tf = load_tensorflow()
         self.tensor = input_tensor(device, SIZE, dtype)
         self.scope = TF_DEVICE[device]
+        self.op = wait_op(device)
         self.time_wait(device, dtype)
 
     def time_wait(self, device, dtype):
-        with tf.device(self.scope):
-            wait_for(self.tensor)
+        """Seconds to read one element of a computed tensor back to the host."""
+        with self.tf.device(self.scope):
+            wait_for(self.tensor, self.op)

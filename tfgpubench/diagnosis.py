@@ -1,11 +1,13 @@
 """What `doctor` finds: which TensorFlow and plugin this Python has, whether Apple
-pairs them, which devices TensorFlow sees, and for each dtype where a '/GPU:0'
-multiply runs; as plain data, and as text."""
+pairs them, which devices TensorFlow sees, the GPU self-check, and for each dtype
+and mode whether a '/GPU:0' multiply is measured here; as plain data, and as text."""
 
 import platform
 
+from . import format as fmt
 from .pairing import pairing_verdict
 from .stacks.install_stack import installed_versions
+from .suite import grid
 
 # What TensorFlow's kernel registry says a GPU Mul kernel does, by host_memory.
 KERNEL_WORDS = {
@@ -15,10 +17,13 @@ KERNEL_WORDS = {
 }
 
 
-def diagnose(common):
-    """Everything the doctor reports, as plain data. `common` is the suite's module."""
-    import tensorflow as tf
+def diagnose(checks, record):
+    """Everything the doctor reports, as plain data.
 
+    checks: the suite's checks module (benchmarks/checks.py); record: what its
+    run_checks() returned in this Python.
+    """
+    tf = checks.common.load_tensorflow()
     distributions = installed_versions()
     metal = distributions.get("tensorflow-metal")
     pairing = pairing_verdict(tf.__version__, metal) if metal else None
@@ -26,14 +31,14 @@ def diagnose(common):
         {"name": d.name, "type": d.device_type, **_details(tf, d)}
         for d in tf.config.list_physical_devices()
     ]
-    placement = {}
-    for dtype in common.DTYPES:
-        reason = common.device_skip_reason("gpu", dtype)
-        placement[dtype] = {
-            "runs_on": "CPU" if reason else "GPU",
-            "reason": reason,
-            "gpu_kernel": KERNEL_WORDS[common.mul_kernel_host_memory(dtype)],
+    outcomes = checks.checks_of(record)
+    gpu_multiply = {
+        dtype: {
+            "modes": {mode: checks.verdict(outcomes, "gpu", dtype, mode) for mode in grid.MODES},
+            "gpu_kernel": KERNEL_WORDS[checks.mul_kernel_host_memory(dtype)],
         }
+        for dtype in grid.DTYPES
+    }
     return {
         "python": platform.python_version(),
         "platform": f"{platform.system()} {platform.release()} {platform.machine()}",
@@ -41,7 +46,8 @@ def diagnose(common):
         "distributions": distributions,
         "pairing": {"ok": pairing[0], "message": pairing[1]} if pairing else None,
         "devices": devices,
-        "gpu_multiply": placement,
+        "gpu_multiply": gpu_multiply,
+        "gpu_checks": record,
     }
 
 
@@ -53,7 +59,24 @@ def _details(tf, device):
     return {k: str(v) for k, v in details.items()}
 
 
-def format_diagnosis(d):
+def format_placement(dtype, where):
+    """Lines saying where a '/GPU:0' multiply of `dtype` runs, per mode where they differ."""
+    reasons = where["modes"]
+    distinct = set(reasons.values())
+    if len(distinct) == 1:
+        (reason,) = distinct
+        verdict = f"not measured: {reason}" if reason else "measured on the GPU"
+        lines = [f"  {dtype:8} every mode: {verdict}"]
+    else:
+        lines = [f"  {dtype:8} by mode:"]
+        for mode, reason in reasons.items():
+            lines.append(f"  {'':8}   {mode:10} " + (f"not measured: {reason}" if reason
+                                                     else "measured on the GPU"))
+    lines.append(f"  {'':8} kernel registry: {where['gpu_kernel']}")
+    return lines
+
+
+def format_diagnosis(d, checks_record=None):
     lines = [
         f"Python {d['python']} on {d['platform']}",
         f"TensorFlow {d['tensorflow']}  ("
@@ -71,9 +94,10 @@ def format_diagnosis(d):
         lines.append(f"  {device['name']} ({device['type']}{', ' + extra if extra else ''})")
     if not any(device["type"] == "GPU" for device in d["devices"]):
         lines.append("  no GPU: every '/GPU:0' op silently runs on the CPU (soft placement)")
+    if checks_record:
+        lines.append("GPU self-check:")
+        lines += ["  " + fmt.check_line(check) for check in checks_record["checks"]]
     lines.append("tf.multiply under '/GPU:0':")
     for dtype, where in d["gpu_multiply"].items():
-        why = f": {where['reason']}" if where["reason"] else ""
-        lines.append(f"  {dtype:8} computes on the {where['runs_on']}{why}")
-        lines.append(f"  {'':8} kernel registry: {where['gpu_kernel']}")
+        lines += format_placement(dtype, where)
     return "\n".join(lines)

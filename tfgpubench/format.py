@@ -44,3 +44,11 @@ def side(size):
 
 def verdict(ok):
     return "PASS" if ok else "FAIL"
+
+
+CHECK_MARKS = {True: "PASS", False: "FAIL", None: "----"}
+
+
+def check_line(check):
+    """'PASS  wait waits: <evidence>' for one check of the GPU self-check (as recorded)."""
+    return f"{CHECK_MARKS[check['passed']]}  {check['name']}: {check['evidence']}"

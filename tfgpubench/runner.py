@@ -5,11 +5,13 @@ Each stack is its own `asv run`, so one that fails to install costs nothing
 else; stacks already measured are not redone.
 """
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+from . import format as fmt
 from .config import load_config
 from .names import INSTALL_MARKER_FILE, TABLE_FILE
 from .pairing import series
@@ -22,6 +24,7 @@ from .stacks.table import TENSORFLOWS
 
 INSTALLER = "tfgpubench/stacks/install_stack.py"
 SNAPSHOT_DIR = "tfgpubench-snapshot"  # beside asv's env_dir, under .asv/
+EXISTING_GPU_CHECKS = "tfgpubench-existing-gpu-checks.json"  # likewise
 # asv exits 2 when a benchmark failed but results were saved, 1 when none were.
 ASV_SOME_FAILED = 2
 
@@ -88,14 +91,13 @@ def run_stack(stack, commit, machine, config_path, conf, results_dir, snapshot_d
         ledger.restore(before, results_dir, snapshot_dir, machine, commit)
         reason = (marker or {}).get("reason") or f"asv exited {code} before installing it"
         return f"not installed: {reason}"
-    env_dir = Path(marker["env_dir"])
-    python = env_dir / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
-    gpu_multiply = probe_gpu(python, Path(conf["benchmark_dir"]))
+    gpu_checks = marker.get("gpu_checks")
+    print_gpu_checks(gpu_checks)
     ledger.record_installed(results_dir, machine, {
         "label": stack.label, "commit": commit, "python": marker["python"],
         "platform": marker["platform"], "variant": marker["variant"], "pins": marker["pins"],
         "installed": marker["installed"], "also": marker.get("also", {}), "asv_exit": code,
-        "gpu_multiply": gpu_multiply,
+        "gpu_checks": gpu_checks,
     })
     if code == ASV_SOME_FAILED:
         return "installed, but some benchmarks failed (asv's output above says which)"
@@ -104,26 +106,27 @@ def run_stack(stack, commit, machine, config_path, conf, results_dir, snapshot_d
     return None
 
 
-def probe_gpu(python, benchmark_dir):
-    """{dtype: why a gpu multiply is not measured, or None} in `python`, printed too.
+def print_gpu_checks(record):
+    """The GPU self-check's outcome, one line per check (the installer ran it)."""
+    if not record:
+        print("  GPU self-check: not recorded")
+        return
+    print("  GPU self-check:")
+    for check in record["checks"]:
+        print(f"    {fmt.check_line(check)}")
 
-    asv shows a skipped combination as "n/a" and keeps its reason only in
-    the benchmark's stderr; this asks the environment's own TensorFlow the
-    same question the benchmarks' setup asks. {} if it cannot be asked.
-    """
-    import json
 
-    probe = Path(__file__).with_name("stacks") / "probe_gpu.py"
+def gpu_checks_in(python, benchmark_dir, record_path):
+    """Run the GPU self-check in `python` (an existing installation), saving the record
+    at record_path for asv's benchmark processes; the record, or None with a message."""
+    script = Path(__file__).with_name("stacks") / "check_gpu.py"
     try:
-        out = subprocess.run([str(python), str(probe), str(benchmark_dir / "common.py")],
-                             capture_output=True, text=True, timeout=300, check=True)
-        reasons = json.loads(out.stdout.strip().splitlines()[-1])
+        done = subprocess.run([str(python), str(script), str(benchmark_dir), str(record_path)],
+                              capture_output=True, text=True, timeout=600, check=True)
+        return json.loads(done.stdout.strip().splitlines()[-1])
     except (OSError, subprocess.SubprocessError, ValueError, IndexError) as exc:
-        print(f"  could not ask {python} where a gpu multiply runs: {exc}")
-        return {}
-    for dtype, reason in reasons.items():
-        print(f"  gpu {dtype}: " + (f"not measured: {reason}" if reason else "measured"))
-    return reasons
+        print(f"  could not run the GPU self-check in {python}: {exc}")
+        return None
 
 
 def _bench_patterns(asv_args):
@@ -138,8 +141,6 @@ def _bench_patterns(asv_args):
 
 def _install_marker(env_dir, commit):
     """What install_stack.py recorded for `commit` in asv's environments, or None."""
-    import json
-
     found = []
     for path in env_dir.glob(f"*/{INSTALL_MARKER_FILE}"):
         try:
@@ -156,8 +157,6 @@ def _install_marker(env_dir, commit):
 
 def query_python(python, installer=INSTALLER):
     """Platform, Python version and TensorFlow family installed in `python`."""
-    import json
-
     out = subprocess.run([python, installer, "--query"], capture_output=True, text=True,
                          check=False)
     if out.returncode != 0:
@@ -222,6 +221,13 @@ def run_existing(args, conf, config_path, stacks, own, asv_args):
     hashes = stacks_repo.build(stacks, root / conf["repo"], own)
     machine, snapshot_dir = prepare_machine(args.machine, conf, results_dir)
     commit = hashes[label]
+    record_path = Path(conf["env_dir"]).parent / EXISTING_GPU_CHECKS
+    record_path.parent.mkdir(parents=True, exist_ok=True)
+    gpu_checks = gpu_checks_in(python, Path(conf["benchmark_dir"]), record_path)
+    print_gpu_checks(gpu_checks)
+    if gpu_checks:
+        # The benchmark processes read it instead of running the checks each.
+        os.environ["TFGPUBENCH_GPU_CHECKS"] = str(record_path)
     ledger.snapshot(ledger.files_asv_rewrites(results_dir, machine, commit), results_dir,
                     snapshot_dir)
     code = run_asv(asv_command(["run", "-E", f"existing:{python}", "--set-commit-hash", commit,
@@ -233,11 +239,11 @@ def run_existing(args, conf, config_path, stacks, own, asv_args):
         record = {"label": label, "commit": commit, "python": here["python"],
                   "platform": f"{here['system']} {here['machine']}", "existing": python,
                   "installed": here["installed"], "also": here["also"], "asv_exit": code,
-                  "gpu_multiply": probe_gpu(Path(python), Path(conf["benchmark_dir"]))}
+                  "gpu_checks": gpu_checks}
         if own_entry:
             record["own"] = own_entry
         ledger.record_installed(results_dir, machine, record)
-    published = args.nopublish or publish(config_path, report=not args.no_report)
+    published = args.no_publish or publish(config_path, report=not args.no_report)
     return 0 if code == 0 and published else 1
 
 

@@ -46,10 +46,11 @@ def load_suite_package(benchmark_dir=SUITE_DIR):
     return sys.modules[name]
 
 
-def load_suite_common(benchmark_dir=SUITE_DIR):
-    """The suite's shared module, benchmarks/common.py (its checks import TensorFlow)."""
+def suite_module(name, benchmark_dir=SUITE_DIR):
+    """One module of the suite, e.g. "checks" (the GPU self-check; imports TensorFlow
+    when its functions run), imported as part of the suite's package."""
     package = load_suite_package(benchmark_dir)
-    return importlib.import_module(f"{package.__name__}.common")
+    return importlib.import_module(f"{package.__name__}.{name}")
 
 
 # The grid imports nothing, so loading it costs nothing.

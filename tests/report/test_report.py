@@ -5,6 +5,7 @@ import io
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -89,22 +90,43 @@ def test_corrupt_file_is_named_and_the_report_carries_on(tmp_path, results_copy,
     assert done.stdout.count("Verdicts") == 1
 
 
-def test_gpu_skip_reasons_recorded_by_the_runner_reach_the_verdicts(results_copy, stack_repo):
-    # The reasons come from asking this Python's TensorFlow, as the runner does.
-    from pathlib import Path
-
-    from tfgpubench.runner import probe_gpu
+def test_the_gpu_self_check_recorded_by_the_runner_reaches_the_verdicts(
+    results_copy, stack_repo, tmp_path
+):
+    # The record comes from running the self-check in this Python, as the runner
+    # does for `--existing`.
+    from tfgpubench.runner import gpu_checks_in
 
     root = Path(__file__).resolve().parents[2]
-    reasons = probe_gpu(Path(sys.executable), root / "benchmarks")
-    assert set(reasons) == {"int32", "float32"} and reasons["int32"]
+    record = gpu_checks_in(Path(sys.executable), root / "benchmarks", tmp_path / "checks.json")
+    assert record is not None and record["checks"][0]["name"] == "gpu listed"
+    reason = record["verdicts"]["gpu"]["int32"]["eager"]
+    assert reason
     machine_dir = next(p.parent for p in results_copy.rglob("machine.json"))
     lines = [
-        json.dumps({"commit": raw(path)["commit_hash"], "installed": {}, "gpu_multiply": reasons})
+        json.dumps({"commit": raw(path)["commit_hash"], "installed": {}, "gpu_checks": record})
         for path in machine_dir.glob("*-*.json")
     ]
     (machine_dir / "installed-versions.jsonl").write_text("\n".join(lines) + "\n")
     _, report = load(results_copy, stack_repo)
     for stacks in report["machines"].values():
         for stack in stacks:
-            assert f"int32: {reasons['int32']}" in "\n".join(stack.verdicts)
+            assert reason in "\n".join(stack.verdicts)
+            assert [c["name"] for c in stack.gpu_checks] == [c["name"] for c in record["checks"]]
+
+
+def test_ledger_lines_written_before_the_self_check_still_give_their_reasons(
+    results_copy, stack_repo
+):
+    machine_dir = next(p.parent for p in results_copy.rglob("machine.json"))
+    legacy = {"int32": "no GPU visible to TensorFlow", "float32": "no GPU visible to TensorFlow"}
+    lines = [
+        json.dumps({"commit": raw(path)["commit_hash"], "installed": {}, "gpu_multiply": legacy})
+        for path in machine_dir.glob("*-*.json")
+    ]
+    (machine_dir / "installed-versions.jsonl").write_text("\n".join(lines) + "\n")
+    _, report = load(results_copy, stack_repo)
+    for stacks in report["machines"].values():
+        for stack in stacks:
+            assert stack.gpu_note == "no GPU results: every gpu combination was skipped: " + (
+                "no GPU visible to TensorFlow")

@@ -6,7 +6,7 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
-from benchmarks import common, seed  # noqa: E402
+from benchmarks import checks, seed  # noqa: E402
 
 HAS_GPU = bool(tf.config.list_physical_devices("GPU"))
 
@@ -35,7 +35,7 @@ def test_reported_speedup_is_cpu_time_over_gpu_time():
 def test_the_seeds_gpu_calls_are_recorded_as_not_on_a_gpu():
     # int32 Mul never computes on a GPU, with or without one.
     assert seed.SeedScript().track_gpu_calls_on_a_gpu() == 0.0
-    assert common.device_skip_reason("gpu", "int32")
+    assert checks.check_reason("gpu", "int32", "eager")
 
 
 @pytest.mark.skipif(HAS_GPU, reason="this machine has a GPU")

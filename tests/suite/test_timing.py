@@ -1,14 +1,16 @@
 """What the timed calls do: only the op, traced once, finished before the clock stops."""
 
+import time
+
 import pytest
 
 tf = pytest.importorskip("tensorflow")
 
-from benchmarks import common, multiply, reference, wait  # noqa: E402
+from benchmarks import checks, common, grid, multiply, reference, timing, wait  # noqa: E402
 
 
 @pytest.mark.parametrize("mode", ["function", "xla", "graph_loop"])
-@pytest.mark.parametrize("dtype", common.DTYPES)
+@pytest.mark.parametrize("dtype", grid.DTYPES)
 def test_timed_calls_never_retrace(mode, dtype):
     block = common.block_runner("cpu", 32, dtype, mode)
     assert block.functions, "a tf.function mode must expose its function"
@@ -23,17 +25,16 @@ def test_eager_blocks_trace_nothing():
     assert common.block_runner("cpu", 32, "float32", "eager").functions == []
 
 
-@pytest.mark.parametrize("mode", common.MODES)
-def test_every_mode_computes_the_multiply(mode):
-    # graph_loop chains the ops (so none can be hoisted): x * 2**ops.
-    x = common.input_tensor("cpu", 2, "float32")
-    ops = common.ops_per_block(2)
-    if mode == "graph_loop":
-        y = tf.function(common._multiply_chain)(x, tf.constant(3))
-        assert y.numpy().tolist() == [[8.0, 8.0], [8.0, 8.0]]
-    else:
-        y = common._multiply_block(x, ops)
-        assert y.numpy().tolist() == [[2.0, 2.0], [2.0, 2.0]]
+@pytest.mark.parametrize("mode", grid.MODES)
+@pytest.mark.parametrize("dtype", grid.DTYPES)
+def test_every_mode_computes_the_multiply(mode, dtype):
+    # The same run the timed block calls, for each mode: independent multiplies give
+    # x * 2, graph_loop chains them (so none can be hoisted): x * 2**ops.
+    x = common.input_tensor("cpu", 2, dtype)
+    make_run, _ = common.make_multiply_run(mode, x)
+    y = make_run(3)().numpy().tolist()
+    expected = 2**3 if mode == "graph_loop" else 2
+    assert y == [[expected, expected], [expected, expected]]
 
 
 def test_function_input_is_an_argument_not_a_folded_constant():
@@ -47,13 +48,13 @@ def test_function_input_is_an_argument_not_a_folded_constant():
 def test_setup_hands_asv_a_per_op_clock_and_a_ready_block():
     bench = multiply.Multiply()
     bench.setup("cpu", 128, "float32", "eager")
-    assert bench.timer() < __import__("time").perf_counter() / 50
+    assert bench.timer() < time.perf_counter() / 50
     bench.time_multiply("cpu", 128, "float32", "eager")
 
 
 def test_setup_is_cheap_the_second_time():
     # asv re-runs setup before every sample: everything must come from caches.
-    common.block_runner("cpu", 256, "int32", "xla")
+    common.block_runner("cpu", 256, "int32", "xla", checks.wait_op("cpu"))
     info = common.block_runner.cache_info()
     multiply.Multiply().setup("cpu", 256, "int32", "xla")
     assert common.block_runner.cache_info().hits == info.hits + 1
@@ -70,12 +71,34 @@ def test_a_size_that_cannot_fit_is_skipped_before_allocating():
     assert common.block_runner.cache_info().currsize == blocks
 
 
-def test_the_wait_reads_one_element():
+@pytest.mark.parametrize("op", common.WAIT_OPS)
+def test_the_wait_reads_one_element(op):
     x = common.input_tensor("cpu", 4, "int32")
-    assert common.wait_for(x).item() == 1
+    assert common.first_element(x, op).shape == (1, 1)
+    assert common.wait_for(x, op).item() == 1
+
+
+def test_the_wait_benchmark_reads_back_a_computed_tensor():
     bench = wait.Wait()
     bench.setup("cpu", "float32")
     bench.time_wait("cpu", "float32")
+
+
+def test_blocks_are_calibrated_to_bury_the_per_sample_cost():
+    block = common.block_runner("cpu", 2, "float32", "eager")
+    start = time.perf_counter()
+    block()
+    # Calibrated at warm-up to last MIN_BLOCK_SECONDS; a loaded machine only lengthens it.
+    assert time.perf_counter() - start > grid.MIN_BLOCK_SECONDS / 3
+    assert block.ops > grid.ops_per_block(2)
+
+
+def test_per_op_seconds_divides_by_the_block_length():
+    def block():
+        time.sleep(0.002)
+
+    block.ops = 4
+    assert 0.0004 < timing.per_op_seconds(block, min_time=0.01, min_blocks=3) < 0.002
 
 
 def test_numpy_reference_reports_a_bandwidth():

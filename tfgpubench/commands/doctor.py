@@ -1,23 +1,36 @@
 """Which TensorFlow and plugin this Python has, whether Apple pairs them, which
-devices TensorFlow sees, and for each dtype where a '/GPU:0' multiply runs."""
+devices TensorFlow sees, and for each dtype and mode whether a '/GPU:0' multiply
+is measured here. --check prints the GPU self-check that decides it, every
+check with its evidence (the same checks `run` records beside each stack)."""
 
 import json
 import sys
 
 from ..config import add_config_argument, load_config
 from ..diagnosis import diagnose, format_diagnosis
-from ..suite import load_suite_common
+from ..suite import suite_module
 
 
 def add_arguments(parser):
     add_config_argument(parser)
+    parser.add_argument("--check", action="store_true",
+                        help="print every check of the GPU self-check with its evidence")
     parser.add_argument("--json", action="store_true", help="print the diagnosis as JSON")
+
+
+def _progress(message):
+    print(f"  {message}...", file=sys.stderr, flush=True)
 
 
 def run(args):
     config = load_config(args.config)
-    diagnosis = diagnose(load_suite_common(config.benchmark_dir))
-    print(json.dumps(diagnosis, indent=2) if args.json else format_diagnosis(diagnosis))
+    checks = suite_module("checks", config.benchmark_dir)
+    record = checks.run_checks(_progress if args.check and not args.json else None)
+    diagnosis = diagnose(checks, record)
+    if args.json:
+        print(json.dumps(diagnosis, indent=2))
+    else:
+        print(format_diagnosis(diagnosis, record if args.check else None))
     if diagnosis["pairing"] and not diagnosis["pairing"]["ok"]:
         print(
             "warning: this TensorFlow / tensorflow-metal pair is not one Apple supports",

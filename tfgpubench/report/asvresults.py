@@ -73,9 +73,11 @@ class Run:
     python: str = ""
     label: str = ""
     installed: dict = field(default_factory=dict)
-    # dtype -> why a '/GPU:0' multiply was not measured (None: it was), as the
-    # runner recorded it; empty when unknown.
-    gpu_skip_reasons: dict = field(default_factory=dict)
+    # {device: {dtype: {mode: why not measured, or None}}} from the GPU
+    # self-check the runner recorded; empty when unknown.
+    skip_reasons: dict = field(default_factory=dict)
+    # That self-check's checks ({name, passed, evidence, gates}), as recorded.
+    gpu_checks: list = field(default_factory=list)
     measurements: dict = field(default_factory=dict)  # benchmark -> [Measurement]
 
     @property
@@ -313,7 +315,8 @@ def load_results(results_dir, stack_labels=None):
                 or {}
             )
             run.installed = entry.get("versions", {})
-            run.gpu_skip_reasons = entry.get("gpu_multiply", {})
+            run.skip_reasons = entry.get("skip_reasons", {})
+            run.gpu_checks = entry.get("gpu_checks", [])
             result_set.runs.append(run)
     order = {commit: i for i, commit in enumerate(stack_labels)}
     result_set.runs.sort(
@@ -322,9 +325,21 @@ def load_results(results_dir, stack_labels=None):
     return result_set
 
 
+def skip_reasons_of(entry):
+    """{device: {dtype: {mode: reason}}} from a ledger entry: the GPU self-check's
+    verdicts, or, in entries written before it existed, {dtype: reason} for gpu."""
+    record = entry.get("gpu_checks")
+    if isinstance(record, dict) and isinstance(record.get("verdicts"), dict):
+        return record["verdicts"]
+    legacy = entry.get("gpu_multiply")
+    if isinstance(legacy, dict) and legacy:
+        return {"gpu": {dtype: {"*": reason} for dtype, reason in legacy.items()}}
+    return {}
+
+
 def read_installed_versions(machine_dir, problems, results_dir=None):
-    """{(commit, env or None): {"versions": {package: version}, "gpu_multiply": {dtype:
-    reason}}} from installed-versions.jsonl, if present.
+    """{(commit, env or None): {"versions": {package: version}, "skip_reasons": ...,
+    "gpu_checks": [...]}} from installed-versions.jsonl, if present.
 
     The file is optional (asv itself records no versions for existing
     environments); a bad line is reported and skipped.
@@ -349,10 +364,11 @@ def read_installed_versions(machine_dir, problems, results_dir=None):
                 Problem(f"{_shown_path(path, results_dir)}:{number}", f"unreadable line ({exc})")
             )
             continue
-        reasons = entry.get("gpu_multiply") or {}
+        record = entry.get("gpu_checks")
         found[(commit, entry.get("env_name"))] = {
             "versions": {str(k): str(v) for k, v in versions.items()},
-            "gpu_multiply": reasons if isinstance(reasons, dict) else {},
+            "skip_reasons": skip_reasons_of(entry),
+            "gpu_checks": record.get("checks", []) if isinstance(record, dict) else [],
         }
     return found
 

@@ -20,6 +20,7 @@ from ..names import (
 )
 from ..suite import grid
 from . import analysis, references
+from .cases import axis, gpu_reasons, gpu_speedup, in_suite_order
 from .verdicts import headline_numbers, stack_verdicts
 
 NO_GPU_NOTE = (
@@ -30,7 +31,7 @@ NO_GPU_NOTE = (
 
 def no_gpu_note(reasons):
     """The banner for a run without GPU results, quoting the recorded reasons if any."""
-    distinct = sorted({r for r in reasons.values() if r})
+    distinct = sorted(set(reasons.values()))
     if not distinct:
         return NO_GPU_NOTE
     return "no GPU results: every gpu combination was skipped: " + "; ".join(distinct)
@@ -61,25 +62,10 @@ class StackReport:
     bandwidth: list = field(default_factory=list)
     modes: list = field(default_factory=list)
     waits: list = field(default_factory=list)
+    gpu_checks: list = field(default_factory=list)
     seed: dict = field(default_factory=dict)
     verdicts: list = field(default_factory=list)
     headline: dict = field(default_factory=dict)
-
-
-def _axis(run, name, key):
-    """The sorted values of one parameter (sizes ascending, devices 'cpu' before 'gpu')."""
-    return sorted({m.params[key] for m in run.benchmark(name) if key in m.params})
-
-
-def in_suite_order(run, key, benchmark=MULTIPLY):
-    """Values of one parameter in the order the suite declares them (asv stores
-    combinations in that order, so: first appearance in the results)."""
-    seen = []
-    for m in run.benchmark(benchmark):
-        value = m.params.get(key)
-        if value not in seen:
-            seen.append(value)
-    return seen
 
 
 def _modes(run):
@@ -93,7 +79,7 @@ def _dtypes(run):
 def speedup_rows(run):
     """GPU/CPU speedup per size, dtype and mode: measured side by side, and from the timings."""
     rows = []
-    for size in _axis(run, MULTIPLY, "size"):
+    for size in axis(run, MULTIPLY, "size"):
         for dtype in _dtypes(run):
             for mode in _modes(run):
                 side_by_side = run.get(SPEEDUP, size=size, dtype=dtype, mode=mode)
@@ -116,7 +102,7 @@ def speedup_rows(run):
 def crossover_rows(run, candidate="gpu", baseline="cpu"):
     """Per dtype and mode, the size from which `candidate` is faster than `baseline`."""
     rows = []
-    sizes = _axis(run, MULTIPLY, "size")
+    sizes = axis(run, MULTIPLY, "size")
     for dtype in _dtypes(run):
         for mode in _modes(run):
             estimates = [
@@ -136,7 +122,7 @@ def crossover_rows(run, candidate="gpu", baseline="cpu"):
 def fit_rows(run):
     """t = a + b*bytes per device, dtype and mode, over every measured size."""
     rows = []
-    for device in _axis(run, MULTIPLY, "device"):
+    for device in axis(run, MULTIPLY, "device"):
         for dtype in _dtypes(run):
             for mode in _modes(run):
                 measured = [
@@ -168,9 +154,9 @@ def bandwidth_rows(run, fits, machine_info):
         "cpu": references.cpu_reference(run),
         "gpu": references.gpu_reference(run, machine_info),
     }
-    sizes = _axis(run, BANDWIDTH, "size")
+    sizes = axis(run, BANDWIDTH, "size")
     largest = sizes[-1] if sizes else None
-    for device in _axis(run, MULTIPLY, "device"):
+    for device in axis(run, MULTIPLY, "device"):
         for mode in _modes(run):
             fit = next(
                 (r["fit"] for r in fits
@@ -198,8 +184,8 @@ def bandwidth_rows(run, fits, machine_info):
 def mode_rows(run):
     """Each mode against eager on the same device: how many times faster, and where that flips."""
     rows = []
-    sizes = _axis(run, MULTIPLY, "size")
-    for device in _axis(run, MULTIPLY, "device"):
+    sizes = axis(run, MULTIPLY, "size")
+    for device in axis(run, MULTIPLY, "device"):
         for dtype in _dtypes(run):
             for mode in _modes(run):
                 if mode == BASELINE_MODE:
@@ -238,22 +224,33 @@ def wait_rows(run):
 
 
 def seed_summary(run):
-    """What the seed's method reported, where its GPU calls ran, and the suite's real speedup."""
+    """What the seed's method reported, where its GPU calls ran, and what a GPU measured
+    for the seed's question: its own case (2x2 int32 eager) where a GPU ran it; else the
+    same 2x2 multiply in the nearest case a GPU did run (float32 eager first), saying
+    which; and every int32 case that really ran on a GPU (XLA on CUDA, for one)."""
     reported = run.get(SEED_SPEEDUP)
     on_gpu = run.get(SEED_ON_GPU)
-    side_by_side = run.get(SPEEDUP, size=SEED_SIZE, dtype=SEED_DTYPE, mode=SEED_MODE)
-    from_times = analysis.ratio(
-        run.get(MULTIPLY, device="cpu", size=SEED_SIZE, dtype=SEED_DTYPE, mode=SEED_MODE),
-        run.get(MULTIPLY, device="gpu", size=SEED_SIZE, dtype=SEED_DTYPE, mode=SEED_MODE),
-    )
-    if side_by_side is not None and side_by_side.measured:
-        real = analysis.Estimate(side_by_side.value)
-    else:
-        real = from_times
+    other_modes = [m for m in in_suite_order(run, "mode") if m != SEED_MODE]
+    candidates = [(SEED_DTYPE, SEED_MODE), ("float32", SEED_MODE)] + [
+        (dtype, mode) for dtype in (SEED_DTYPE, "float32") for mode in other_modes
+    ]
+    real, case = None, None
+    for dtype, mode in candidates:
+        real = gpu_speedup(run, SEED_SIZE, dtype, mode)
+        if real is not None:
+            case = {"size": SEED_SIZE, "dtype": dtype, "mode": mode}
+            break
+    int32_on_gpu = [
+        {"size": m.params["size"], "mode": m.params["mode"],
+         "speedup": gpu_speedup(run, m.params["size"], SEED_DTYPE, m.params["mode"])}
+        for m in run.select(MULTIPLY, device="gpu", dtype=SEED_DTYPE) if m.measured
+    ]
     return {
         "reported": reported.value if reported and reported.measured else None,
         "gpu_calls_on_a_gpu": on_gpu.value if on_gpu and on_gpu.measured else None,
         "real": real,
+        "real_case": case,
+        "int32_on_gpu": int32_on_gpu,
     }
 
 
@@ -266,13 +263,14 @@ def build_stack_report(run, machine_info=None):
         machine=run.machine, label=run.label, commit_hash=run.commit_hash,
         env_name=run.env_name, path=run.path, installed=dict(run.installed),
         gpu_measured=gpu_measured,
-        gpu_note="" if gpu_measured else no_gpu_note(run.gpu_skip_reasons),
+        gpu_note="" if gpu_measured else no_gpu_note(gpu_reasons(run)),
         speedups=speedup_rows(run) if gpu_measured else [],
         crossovers=crossover_rows(run) if gpu_measured else [],
         fits=fits,
         bandwidth=bandwidth_rows(run, fits, machine_info),
         modes=mode_rows(run),
         waits=wait_rows(run),
+        gpu_checks=list(run.gpu_checks),
         seed=seed_summary(run),
     )
     report.verdicts = stack_verdicts(report, run)

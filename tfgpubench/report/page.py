@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 from ..names import MULTIPLY, SEED_SPEEDUP, SPEEDUP
 from . import plots
-from .build import in_suite_order
+from .cases import in_suite_order
 from .render import across_stacks_table, headline_title, stack_heading, stack_tables
 
 PAGE_DIR = "report"

@@ -5,7 +5,7 @@ import math
 import re
 
 from ..names import MULTIPLY
-from .build import in_suite_order
+from .cases import in_suite_order
 
 MODE_COLORS = {"eager": "C0", "function": "C1", "xla": "C2", "graph_loop": "C3"}
 DEVICE_STYLES = {"cpu": "-", "gpu": "--"}

@@ -6,35 +6,33 @@ missing it says what is missing instead of guessing.
 
 from .. import format as fmt
 from ..names import MULTIPLY, SEED_DTYPE, SEED_MODE, SEED_SIZE
+from .cases import gpu_reasons, in_suite_order
 
 
 def gpu_placement(report, run):
-    """Which dtypes never reached the GPU."""
+    """Which dtypes and modes never reached the GPU, and why (the GPU self-check's words)."""
     gpu = [m for m in run.benchmark(MULTIPLY) if m.params.get("device") == "gpu"]
     if not gpu:
         return "No GPU combinations were recorded in this run."
-    reasons = {d: r for d, r in sorted(run.gpu_skip_reasons.items()) if r}
-    why = (
-        "; ".join(f"{dtype}: {reason}" for dtype, reason in reasons.items())
-        if reasons
-        else "see `python -m tfgpubench doctor` on that machine for the reason"
-    )
+    reasons = gpu_reasons(run)
     if not report.gpu_measured:
+        why = "; ".join(sorted(set(reasons.values()))) or (
+            "see `python -m tfgpubench doctor --check` on that machine for the reason")
         return (
-            f"No GPU results: every '/GPU:0' combination was skipped, for every dtype ({why}); "
+            f"No GPU results: every '/GPU:0' combination was skipped ({why}); "
             "what follows is CPU-only."
         )
     never = []
-    for dtype in sorted({m.params.get("dtype") for m in gpu}):
-        of_dtype = [m for m in gpu if m.params.get("dtype") == dtype]
-        if not any(m.measured for m in of_dtype):
-            never.append(f"{dtype} (all {len(of_dtype)} gpu combinations skipped)")
+    for dtype in in_suite_order(run, "dtype"):
+        for mode in in_suite_order(run, "mode"):
+            timed = run.select(MULTIPLY, device="gpu", dtype=dtype, mode=mode)
+            if timed and not any(m.measured for m in timed):
+                why = reasons.get((dtype, mode)) or reasons.get((dtype, "*"))
+                never.append(f"{dtype} {mode}" + (f" ({why})" if why else ""))
     if not never:
-        return "Every dtype was measured on the GPU."
-    return (
-        "Never on the GPU: " + ", ".join(never) + ". The suite skips a gpu combination "
-        f"when the op would not compute on a GPU ({why})."
-    )
+        return "Every dtype and mode was measured on the GPU."
+    return ("Never on the GPU, so never timed there: " + "; ".join(never) + ". A gpu number is "
+            "recorded only where every check of the GPU self-check that concerns it passed.")
 
 
 def seed_placement(report):
@@ -110,26 +108,38 @@ def _times(estimate, slower_word, faster_word):
     return text
 
 
+def _case(case):
+    return f"{case['size']}x{case['size']} {case['dtype']} {case['mode']}"
+
+
 def seed_vs_real(report):
+    """The seed's reported speedup against what a GPU measured for its question."""
     seed = report.seed
     reported = seed.get("reported")
     if reported is None:
         return None
     text = f"The seed's method reports a {reported:.3g}x GPU speedup"
-    real = seed.get("real")
-    if real is not None:
-        return text + (
-            f"; measured with waits and blocks of ops, the real speedup for its case "
-            f"({SEED_SIZE}x{SEED_SIZE} {SEED_DTYPE} {SEED_MODE}) is {fmt.ratio(real)}."
-        )
-    on_gpu = seed.get("gpu_calls_on_a_gpu")
-    why = "no GPU results on this machine"
-    if on_gpu is not None and on_gpu < 1:
-        why += (
-            ", and its GPU calls ran on the CPU: it compares the CPU with itself, "
-            "so any distance from 1x is noise"
-        )
-    return text + f"; the real speedup cannot be measured here ({why})."
+    real, case = seed.get("real"), seed.get("real_case")
+    seeds_own = {"size": SEED_SIZE, "dtype": SEED_DTYPE, "mode": SEED_MODE}
+    if real is not None and case == seeds_own:
+        text += (f"; measured with waits and blocks of ops, the real speedup for its case "
+                 f"({_case(case)}) is {fmt.ratio(real)}")
+    elif real is not None:
+        text += (f"; its own case ({_case(seeds_own)}) never computes on the GPU, so it has no "
+                 f"GPU number; the nearest case a GPU ran, {_case(case)}, measured with waits "
+                 f"and blocks of ops, gives {fmt.ratio(real)}")
+    else:
+        on_gpu = seed.get("gpu_calls_on_a_gpu")
+        why = "no GPU results on this machine"
+        if on_gpu is not None and on_gpu < 1:
+            why += (", and its GPU calls ran on the CPU: it compares the CPU with itself, "
+                    "so any distance from 1x is noise")
+        return text + f"; the real speedup cannot be measured here ({why})."
+    int32 = [c for c in seed.get("int32_on_gpu", []) if c["speedup"] is not None]
+    if int32:
+        text += ("; int32 did compute on the GPU in " + ", ".join(
+            f"{c['size']}x{c['size']} {c['mode']} ({fmt.ratio(c['speedup'])})" for c in int32))
+    return text + "."
 
 
 def gpu_speedup(report):
@@ -185,9 +195,12 @@ def stack_verdicts(report, run):
 
 def headline_numbers(report):
     """Named numbers worth following across stacks (None where not measured)."""
+    seed = report.seed
+    own_case = seed.get("real_case") == {"size": SEED_SIZE, "dtype": SEED_DTYPE, "mode": SEED_MODE}
     numbers = {
-        "seed_reported_speedup": report.seed.get("reported"),
-        "seed_real_speedup": report.seed["real"].value if report.seed.get("real") else None,
+        "seed_reported_speedup": seed.get("reported"),
+        # Only the seed's own case: other cases have headlines of their own below.
+        "seed_real_speedup": seed["real"].value if seed.get("real") and own_case else None,
     }
     for row in report.fits:
         if (row["dtype"], row["mode"]) == (SEED_DTYPE, SEED_MODE):

@@ -17,6 +17,7 @@ import time
 
 from .. import format as fmt
 from ..names import MULTIPLY
+from ..suite import grid
 from . import stats
 from .console import progress, section
 
@@ -42,6 +43,8 @@ def _suite(benchmark_dir):
 
     load(("cpu", 2, "float32", "eager"))  # imports the package
     common = importlib.import_module(f"{package}.common")
+    common.load_tensorflow()
+    common.checks = importlib.import_module(f"{package}.checks")
     return load, common
 
 
@@ -74,7 +77,7 @@ def bare_samples(common, size, dtype, min_samples=15, min_seconds=0.1):
     import tensorflow as tf
 
     x = common.input_tensor("cpu", size, dtype)
-    factor = common.FACTOR
+    factor = grid.FACTOR
     calls = common.block_runner("cpu", size, dtype, "eager").ops
     samples = []
     spent = 0.0
@@ -111,11 +114,11 @@ def run_fidelity(benchmark_dir, sizes=None, dtypes=None, interleave=5, progress=
     case: size, dtype, asv, bare (medians over pairs), ratio, pair_ratios, ok.
     """
     load, common = _suite(benchmark_dir)
-    sizes = sizes or common.SIZES
-    dtypes = dtypes or common.DTYPES
+    sizes = sizes or grid.SIZES
+    dtypes = dtypes or grid.DTYPES
     cases = []
     for size, dtype in itertools.product(sizes, dtypes):
-        if common.skip_reason("cpu", size, dtype):
+        if common.checks.skip_reason("cpu", size, dtype, "eager"):
             continue
         params = ("cpu", size, dtype, "eager")
         suite, bare, ratios, count = [], [], [], 0
@@ -160,7 +163,7 @@ def run_tensorflow_method(benchmark_dir, interleave=5):
     for _ in range(interleave):
         value = asv_samples(load(("cpu", 2, "float32", "eager")))["value"]
         with tf.device(device):
-            theirs = tensorflow_method(lambda: tf.multiply(x, common.FACTOR))
+            theirs = tensorflow_method(lambda: tf.multiply(x, grid.FACTOR))
             tf_own.append(tensorflow_method(lambda: tf.multiply(m, m)))
         suite.append(value)
         same_call.append(theirs)

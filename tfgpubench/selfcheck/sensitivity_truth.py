@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 from ..names import MULTIPLY, case_id
-from ..suite import load_suite_common
+from ..suite import grid
 from . import stats
 
 
@@ -46,19 +46,18 @@ class Worker:
         self.process.wait()
 
 
-def cases(common):
+def cases():
     """Every Multiply combination the suite defines, device first."""
-    return list(itertools.product(common.DEVICES, common.SIZES, common.DTYPES, common.MODES))
+    return list(itertools.product(grid.DEVICES, grid.SIZES, grid.DTYPES, grid.MODES))
 
 
 def measure(benchmark_dir, slow_env, progress=print, passes=2, keep=None):
     """{case id: {"default": s/op, "slowed": s/op}} for every case both workers measure
     (`keep`: an optional predicate on (device, size, dtype, mode) to measure fewer)."""
-    common = load_suite_common(benchmark_dir)
     default, slowed = Worker(benchmark_dir, {}), Worker(benchmark_dir, slow_env)
     out = {}
     try:
-        for i, case in enumerate(c for c in cases(common) if keep is None or keep(c)):
+        for i, case in enumerate(c for c in cases() if keep is None or keep(c)):
             got = {"default": [], "slowed": []}
             for p in range(passes):
                 order = [("default", default), ("slowed", slowed)]

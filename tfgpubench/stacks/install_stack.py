@@ -3,17 +3,21 @@
 asv runs this as its install_command for every commit of the generated
 .stacks repository, with the environment's own Python:
 
-    python {conf_dir}/tfgpubench/stacks/install_stack.py {build_dir}/stack.json
+    python {conf_dir}/tfgpubench/stacks/install_stack.py {build_dir}/stack.json BENCHMARK_DIR
 
 It must run on every Python a stack supports (3.8 on), from the suite's
 checkout, without the tfgpubench package installed: standard library only.
 The tooling imports the same functions, so "does this stack fit here" has one
 answer everywhere.
 
+With BENCHMARK_DIR, the suite's GPU self-check then runs in the new
+environment (check_gpu.py) and its record is saved there for the benchmarks.
+
 Exit status: 0 installed and verified; 3 the stack does not fit this
 platform, architecture or Python; 4 pip failed; 5 the installed versions
-differ from the pins. A JSON record of what happened is written to
-$ASV_ENV_DIR/tfgpubench-installed.json for the runner.
+differ from the pins; 6 TensorFlow cannot run the GPU self-check. A JSON
+record of what happened is written to $ASV_ENV_DIR/tfgpubench-installed.json
+for the runner.
 """
 
 import json
@@ -201,6 +205,26 @@ def _write_marker(record):
             json.dump(record, f, indent=1, sort_keys=True)
 
 
+def run_gpu_checks(benchmark_dir):
+    """(record, None) from the suite's GPU self-check in this environment, saved where its
+    benchmark processes look; (None, reason) when TensorFlow cannot even run it (a
+    mismatched TensorFlow / tensorflow-metal pair crashes at import)."""
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "check_gpu.py")
+    print("tfgpubench: running the GPU self-check", flush=True)
+    try:
+        done = subprocess.run([sys.executable, script, benchmark_dir], capture_output=True,
+                              text=True, timeout=600, check=False)
+    except subprocess.TimeoutExpired:
+        return None, "the GPU self-check did not finish in 10 minutes"
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return None, f"TensorFlow fails in this environment (exit {done.returncode}): {last}"
+    lines = done.stdout.strip().splitlines()
+    for line in lines[:-1]:
+        print(f"tfgpubench:   {line}", flush=True)
+    return json.loads(lines[-1]), None
+
+
 def describe_here():
     """This Python's platform and TensorFlow family, as plain data (for --query)."""
     return {
@@ -217,11 +241,12 @@ def main(argv=None):
     if argv == ["--query"]:
         print(json.dumps(describe_here(), sort_keys=True))
         return 0
-    if len(argv) != 1:
-        print("usage: install_stack.py STACK.json | --query", file=sys.stderr)
+    if len(argv) not in (1, 2):
+        print("usage: install_stack.py STACK.json [BENCHMARK_DIR] | --query", file=sys.stderr)
         return 2
     with open(argv[0]) as f:
         stack = json.load(f)
+    benchmark_dir = argv[1] if len(argv) == 2 else None
     python = python_version()
     variant = detect_variant()
     record = {
@@ -242,6 +267,9 @@ def main(argv=None):
             record["installed"] = installed
             record["also"] = installed_versions(ALSO_RECORDED)
             reason, status = verify(pins, installed), 5
+    if reason is None and benchmark_dir:
+        record["gpu_checks"], reason = run_gpu_checks(benchmark_dir)
+        status = 6
     record["ok"] = reason is None
     record["reason"] = reason
     _write_marker(record)
