@@ -13,6 +13,9 @@ from .stackrepo import make_stack_repo
 
 FIXTURE_RESULTS = Path(__file__).resolve().parent / "fixtures" / "results"
 MACHINE = "testbox"
+# Made up from a stated model by make_synthetic_gpu_results.py: NOT a measurement.
+SYNTHETIC_GPU_RESULTS = Path(__file__).resolve().parent / "fixtures" / "synthetic_gpu"
+SYNTHETIC_MACHINE = "synthetic-gpu-model"
 
 
 def result_files(results_dir=FIXTURE_RESULTS):

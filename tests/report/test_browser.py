@@ -21,7 +21,7 @@ import pytest
 from tfgpubench.config import load_config
 from tfgpubench.report import publish_page
 
-from .conftest import asv_publish, write_config
+from .conftest import SYNTHETIC_GPU_RESULTS, asv_publish, write_config
 from .test_page import make_hostile_results
 
 # asv's index.html loads jQuery, flot and bootstrap from these CDNs.
@@ -129,6 +129,22 @@ def test_report_page_shows_its_figures(tmp_path, results_copy, stack_repo, serve
     # The page's links lead into asv's site, which is served beside it.
     href = page.locator("a", has_text="time per op (asv graph)").first.get_attribute("href")
     assert href.startswith("../index.html#multiply.Multiply.time_multiply")
+
+
+def test_report_page_on_synthetic_gpu_results_shows_the_gpu_figures(tmp_path, stack_repo, serve,
+                                                                   browser):
+    # SYNTHETIC results from a stated model (make_synthetic_gpu_results.py): the page's
+    # GPU branches render, and the page says what they are.
+    base = serve(site(tmp_path, SYNTHETIC_GPU_RESULTS, stack_repo))
+    page, errors, _ = open_page(browser, f"{base}/report/index.html")
+    speedups = page.eval_on_selector_all(
+        "figure", "els => els.filter(e => e.innerText.includes('GPU/CPU speedup'))"
+                  ".map(e => e.querySelector('img').naturalWidth)")
+    assert len(speedups) >= 4 and all(width > 100 for width in speedups)
+    body = page.inner_text("body")
+    assert "SYNTHETIC" in body and "GPU self-check, run before measuring" in body
+    assert "Best measured GPU speedup" in body and "No GPU results" not in body
+    assert errors == []
 
 
 def test_hostile_names_stay_text(tmp_path, results_copy, serve, browser):

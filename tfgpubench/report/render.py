@@ -40,6 +40,13 @@ def mode_crossing_text(row):
 def stack_tables(report):
     """The human tables of one StackReport, in reading order."""
     tables = []
+    if report.gpu_checks:
+        tables.append(Table(
+            "GPU self-check, run before measuring (a gpu number is recorded only where every "
+            "check that concerns it passed)",
+            ["check", "result", "evidence"],
+            [[c["name"], fmt.CHECK_MARKS[c["passed"]], c["evidence"]] for c in report.gpu_checks],
+        ))
     if report.gpu_measured:
         tables.append(Table(
             "GPU/CPU speedup (CPU time / GPU time; above 1 the GPU is faster)",
@@ -92,8 +99,9 @@ def stack_tables(report):
 HEADLINES = {
     "seed_reported_speedup": ("speedup the seed's method reports", "x"),
     "seed_real_speedup": ("real GPU speedup for the seed's case", "x"),
-    "cpu_fixed_cost_seconds": ("CPU fixed cost per eager int32 op", "s"),
-    "gpu_fixed_cost_seconds": ("GPU fixed cost per eager int32 op", "s"),
+    "cpu_fixed_cost_seconds": ("CPU fixed cost per eager op (int32)", "s"),
+    "gpu_fixed_cost_seconds": ("GPU fixed cost per eager op (float32: int32 never runs there)",
+                               "s"),
     "cpu_function_slowdown_vs_eager": ("per-op tf.function slowdown vs eager (CPU, 2x2)", "x"),
     "gpu_function_slowdown_vs_eager": ("per-op tf.function slowdown vs eager (GPU, 2x2)", "x"),
     "cpu_bandwidth_share": ("CPU eager bandwidth share of numpy STREAM-scale", "share"),
@@ -225,6 +233,8 @@ def jsonable(value):
 
 
 SECTIONS = ["speedups", "crossovers", "fits", "bandwidth", "modes", "waits"]
+# Sections of report_data that are not tables of numbers (left out of the CSV).
+RECORDS = ["gpu_checks"]
 
 
 def report_data(report):
@@ -237,7 +247,7 @@ def report_data(report):
                 "gpu_measured": s.gpu_measured, "gpu_note": s.gpu_note,
                 "verdicts": s.verdicts, "seed": jsonable(s.seed),
                 "headline": jsonable(s.headline),
-                **{section: jsonable(getattr(s, section)) for section in SECTIONS},
+                **{section: jsonable(getattr(s, section)) for section in SECTIONS + RECORDS},
             }
             for s in stacks
         ]

@@ -22,17 +22,18 @@ def gpu_placement(report, run):
             f"No GPU results: every '/GPU:0' combination was skipped ({why}); "
             "what follows is CPU-only."
         )
-    never = []
+    never = {}  # reason -> ["int32 eager", ...]
     for dtype in in_suite_order(run, "dtype"):
         for mode in in_suite_order(run, "mode"):
             timed = run.select(MULTIPLY, device="gpu", dtype=dtype, mode=mode)
             if timed and not any(m.measured for m in timed):
-                why = reasons.get((dtype, mode)) or reasons.get((dtype, "*"))
-                never.append(f"{dtype} {mode}" + (f" ({why})" if why else ""))
+                why = reasons.get((dtype, mode)) or reasons.get((dtype, "*")) or "reason unknown"
+                never.setdefault(why, []).append(f"{dtype} {mode}")
     if not never:
         return "Every dtype and mode was measured on the GPU."
-    return ("Never on the GPU, so never timed there: " + "; ".join(never) + ". A gpu number is "
-            "recorded only where every check of the GPU self-check that concerns it passed.")
+    return ("Never on the GPU, so never timed there: " + "; ".join(
+        f"{', '.join(cases)} ({why})" for why, cases in never.items()) + ". A gpu number is "
+        "recorded only where every check of the GPU self-check that concerns it passed.")
 
 
 def seed_placement(report):
@@ -47,16 +48,26 @@ def seed_placement(report):
     )
 
 
+def eager_fits(report):
+    """{device: the fit row of its eager multiply}: the seed's dtype where that device
+    ran it, else float32 (int32 never runs on a GPU outside XLA)."""
+    eager = {(r["device"], r["dtype"]): r for r in report.fits if r["mode"] == SEED_MODE}
+    rows = {}
+    for device in dict.fromkeys(device for device, _ in eager):
+        row = eager.get((device, SEED_DTYPE)) or eager.get((device, "float32"))
+        if row is not None:
+            rows[device] = row
+    return rows
+
+
 def fixed_cost(report):
     """What share of the seed's small op is fixed per-op cost, per device."""
     texts = []
-    for row in report.fits:
-        if (row["dtype"], row["mode"]) != (SEED_DTYPE, SEED_MODE):
-            continue
+    for device, row in eager_fits(report).items():
         fit = row["fit"]
         size = row["smallest_size"]
         texts.append(
-            f"on the {row['device'].upper()} a {size}x{size} {SEED_DTYPE} {SEED_MODE} multiply "
+            f"on the {device.upper()} a {size}x{size} {row['dtype']} {SEED_MODE} multiply "
             f"takes {fmt.seconds(row['smallest_seconds'])}, of which "
             f"{fmt.seconds(fit.fixed)} ({fmt.share(row['fixed_share_of_smallest'])}) is "
             f"fixed per-op cost (intercept of t = a + b*bytes over {fit.points} sizes); "
@@ -112,6 +123,15 @@ def _case(case):
     return f"{case['size']}x{case['size']} {case['dtype']} {case['mode']}"
 
 
+def _speedup_range(cases):
+    """'0.76x at 2x2 to 4.9x at 4096x4096' for cases of one mode, smallest to largest."""
+    first, last = cases[0], cases[-1]
+    text = f"{first['speedup'].value:.2g}x at {first['size']}x{first['size']}"
+    if last is not first:
+        text += f" to {last['speedup'].value:.2g}x at {last['size']}x{last['size']}"
+    return text
+
+
 def seed_vs_real(report):
     """The seed's reported speedup against what a GPU measured for its question."""
     seed = report.seed
@@ -135,10 +155,13 @@ def seed_vs_real(report):
             why += (", and its GPU calls ran on the CPU: it compares the CPU with itself, "
                     "so any distance from 1x is noise")
         return text + f"; the real speedup cannot be measured here ({why})."
-    int32 = [c for c in seed.get("int32_on_gpu", []) if c["speedup"] is not None]
+    int32 = {}
+    for case in seed.get("int32_on_gpu", []):
+        if case["speedup"] is not None:
+            int32.setdefault(case["mode"], []).append(case)
     if int32:
-        text += ("; int32 did compute on the GPU in " + ", ".join(
-            f"{c['size']}x{c['size']} {c['mode']} ({fmt.ratio(c['speedup'])})" for c in int32))
+        text += "; int32 did compute on the GPU under " + ", ".join(
+            f"{mode} ({_speedup_range(cases)})" for mode, cases in int32.items())
     return text + "."
 
 
@@ -202,9 +225,8 @@ def headline_numbers(report):
         # Only the seed's own case: other cases have headlines of their own below.
         "seed_real_speedup": seed["real"].value if seed.get("real") and own_case else None,
     }
-    for row in report.fits:
-        if (row["dtype"], row["mode"]) == (SEED_DTYPE, SEED_MODE):
-            numbers[f"{row['device']}_fixed_cost_seconds"] = row["fit"].fixed
+    for device, row in eager_fits(report).items():
+        numbers[f"{device}_fixed_cost_seconds"] = row["fit"].fixed
     for row in report.modes:
         if row["dtype"] == SEED_DTYPE and row["mode"] == "function" and row["at_smallest"]:
             numbers[f"{row['device']}_function_slowdown_vs_eager"] = 1 / row["at_smallest"].value
