@@ -20,6 +20,11 @@ METAL_TO_TENSORFLOW = {
     (1, 2): [(2, 18)],
 }
 
+# Apple's Mac build of TensorFlow is the tensorflow-macos package up to this
+# TensorFlow minor; from the next one on, plain `tensorflow` has macOS arm64 wheels
+# (later tensorflow-macos releases are shims that depend on it).
+LAST_TENSORFLOW_MACOS = (2, 12)
+
 
 def series(version):
     """(major, minor) of a version string such as '2.10.0' or '2.16.0rc1'."""
@@ -30,7 +35,13 @@ def series(version):
         raise ValueError(f"not a version: {version!r}") from None
 
 
-def _name(ver):
+def macos_tensorflow_package(tensorflow_series):
+    """The package a Mac stack pins for this (major, minor) of TensorFlow."""
+    return "tensorflow-macos" if tensorflow_series <= LAST_TENSORFLOW_MACOS else "tensorflow"
+
+
+def series_name(ver):
+    """(2, 18) -> '2.18'."""
     return ".".join(map(str, ver))
 
 
@@ -56,11 +67,12 @@ def pairing_verdict(tensorflow_version, metal_version):
             f"tensorflow-metal {metal_version} is Apple's pairing for TensorFlow "
             f"{tensorflow_version}"
         )
-    wanted = " or ".join(_name(t) for t in supported)
+    wanted = " or ".join(series_name(t) for t in supported)
     advice = (
-        f"; for TensorFlow {_name(tf_series)} Apple lists tensorflow-metal {_name(expected)}.x"
+        f"; for TensorFlow {series_name(tf_series)} Apple lists tensorflow-metal "
+        f"{series_name(expected)}.x"
         if expected
-        else f"; Apple lists no tensorflow-metal for TensorFlow {_name(tf_series)}"
+        else f"; Apple lists no tensorflow-metal for TensorFlow {series_name(tf_series)}"
     )
     return False, (
         f"tensorflow-metal {metal_version} is Apple's pairing for TensorFlow {wanted}, "

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..names import TABLE_FILE
-from ..pairing import pairing_verdict, series
+from ..pairing import LAST_TENSORFLOW_MACOS, pairing_verdict, series
 from .install_stack import PIN
 
 try:
@@ -177,7 +177,7 @@ def _check_roles(pins, os_name, where):
             raise TableError(f"{where}: {message}")
         if tensorflows[0].startswith("tensorflow-macos==") and series(
             tensorflows[0].split("==")[1]
-        ) > (2, 12):
+        ) > LAST_TENSORFLOW_MACOS:
             # Later tensorflow-macos releases are shims over `tensorflow`.
             raise TableError(f"{where}: from TensorFlow 2.13 pin tensorflow, not tensorflow-macos")
 
