@@ -12,7 +12,10 @@ MULTIPLY = "multiply.Multiply.time_multiply"
 SPEEDUP = "multiply.Speedup.track_gpu_speedup"
 BANDWIDTH = "multiply.Bandwidth.track_effective_bandwidth"
 WAIT = "wait.Wait.time_wait"
-CPU_REFERENCE = "reference.NumpyScale.track_numpy_scale_bandwidth"
+# The CPU's bandwidth ceiling: STREAM's scale kernel on every core; and on one
+# thread, as results recorded before the all-core one existed hold.
+CPU_REFERENCE = "reference.StreamScale.track_scale_bandwidth"
+CPU_ONE_THREAD_REFERENCE = "reference.NumpyScale.track_numpy_scale_bandwidth"
 SEED_SPEEDUP = "seed.SeedScript.track_reported_speedup"
 SEED_ON_GPU = "seed.SeedScript.track_gpu_calls_on_a_gpu"
 

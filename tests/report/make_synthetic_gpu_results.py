@@ -52,7 +52,8 @@ FIXED = {  # seconds per op, the fixed part
 BANDWIDTH = {"cpu": 30e9, "gpu": 180e9}  # bytes per second
 GPU_EAGER_SPEEDUP = 1.25  # the newer stack's GPU eager fixed cost is this much lower
 WAIT = {"cpu": 8e-6, "gpu": 35e-6}
-NUMPY_SCALE = 25e9
+NUMPY_SCALE = 20e9  # one thread
+STREAM_SCALE = 35e9  # every core: the CPU's ceiling
 SEED_REPORTED_SPEEDUP = 1.0
 
 
@@ -111,6 +112,8 @@ def values_for(name, benchmark, newer, rng, grid):
             value = noisy(rng, grid.bytes_moved(p["size"], "float32") / seconds / 1e9, 1)[0]
         elif name == "reference.NumpyScale.track_numpy_scale_bandwidth":
             value = noisy(rng, NUMPY_SCALE / 1e9, 1)[0]
+        elif name == "reference.StreamScale.track_scale_bandwidth":
+            value = noisy(rng, STREAM_SCALE / 1e9, 1)[0]
         elif name == "seed.SeedScript.track_reported_speedup":
             value = noisy(rng, SEED_REPORTED_SPEEDUP, 1)[0]
         elif name == "seed.SeedScript.track_gpu_calls_on_a_gpu":

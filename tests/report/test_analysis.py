@@ -30,14 +30,14 @@ def series(run, mode, dtype="int32", device="cpu"):
     )
 
 
-def test_ratio_uses_asv_quartiles(runs):
+def test_ratio_range_comes_from_asvs_confidence_intervals(runs):
     run = runs["tf-2.21.0"]
     eager = run.get(MULTIPLY, device="cpu", size=2, dtype="int32", mode="eager")
     function = run.get(MULTIPLY, device="cpu", size=2, dtype="int32", mode="function")
     estimate = analysis.ratio(function, eager)
     assert estimate.value == function.value / eager.value
-    assert estimate.low == function.q25 / eager.q75
-    assert estimate.high == function.q75 / eager.q25
+    assert estimate.low == function.ci_low / eager.ci_high
+    assert estimate.high == function.ci_high / eager.ci_low
     assert estimate.low <= estimate.value <= estimate.high
 
 
@@ -94,18 +94,34 @@ def test_crossover_needs_two_points(runs):
     assert analysis.crossover(sizes, [estimates[0]] + [None] * (len(sizes) - 1)) is None
 
 
-def test_fit_matches_numpy_weighted_polyfit(runs):
+def test_fit_over_the_sizes_where_it_holds_matches_numpy_weighted_polyfit(runs):
     measured = series(runs["tf-2.21.0"], "eager", "float32")
     nbytes = [bytes_moved(m.params["size"], "float32") for m in measured]
     seconds = [m.value for m in measured]
     fit = analysis.fit_time_vs_bytes(nbytes, seconds)
-    slope, intercept = np.polyfit(nbytes, seconds, 1, w=1 / np.array(seconds))
+    used = [(n, t) for (n, t), (_, _, kept) in zip(zip(nbytes, seconds), fit.residuals) if kept]
+    assert fit.points == len(used) >= analysis.MIN_FIT_POINTS
+    slope, intercept = np.polyfit(*zip(*used), 1, w=1 / np.array([t for _, t in used]))
     assert fit.fixed == pytest.approx(intercept, rel=1e-6)
     assert fit.per_byte == pytest.approx(slope, rel=1e-6)
-    assert fit.points == len(measured)
     assert 0 < fit.fixed < seconds[0]  # the smallest op is mostly, not only, fixed cost
     assert fit.bandwidth == pytest.approx(1 / slope)
     assert fit.fixed_error > 0 and fit.per_byte_error > 0
+    # Every point is reported; the ones used are within the tolerance (or only three remain).
+    assert [n for n, _, _ in fit.residuals] == sorted(nbytes)
+    assert fit.worst_residual <= analysis.FIT_TOLERANCE or fit.points == analysis.MIN_FIT_POINTS
+
+
+def test_a_size_the_model_does_not_hold_for_is_left_out():
+    # t = 10 us + bytes / 30 GB/s, except one mid size that stays in cache and
+    # streams 3x faster: it must not decide the bandwidth.
+    nbytes = [32, 8192, 131072, 2_097_152, 8_000_000, 33_554_432, 134_217_728]
+    seconds = [10e-6 + n / 30e9 for n in nbytes]
+    seconds[4] = 10e-6 + nbytes[4] / 90e9
+    fit = analysis.fit_time_vs_bytes(nbytes, seconds)
+    assert fit.bandwidth == pytest.approx(30e9, rel=1e-6)
+    assert [kept for _, _, kept in fit.residuals] == [True] * 4 + [False] + [True] * 2
+    assert fit.residuals[4][1] < -analysis.FIT_TOLERANCE
 
 
 def test_fit_needs_three_points_and_two_sizes():

@@ -1,9 +1,9 @@
 """The report's numbers, as pure functions of measurements: no I/O, no asv, no plotting.
 
-Ratios carry asv's recorded spread: asv keeps the interquartile range of
-the samples of every time_ benchmark (stats q_25, q_75), so a ratio of two
-timings gets a range from the worst and best pairing of the quartiles.
-track_ benchmarks record one value and give ratios without a range.
+Ratios carry asv's own uncertainty: asv records, for every time_ benchmark,
+a 99% confidence interval of the median (stats ci_99_a, ci_99_b), so a ratio
+of two timings gets the range from the worst and best pairing of the two
+intervals. track_ benchmarks record one value and give ratios without a range.
 """
 
 import math
@@ -16,7 +16,7 @@ from ..format import side
 
 @dataclass(frozen=True)
 class Estimate:
-    """A value with the range asv's spread allows (None where it recorded none)."""
+    """A value with the range asv's confidence intervals allow (None where it recorded none)."""
 
     value: float
     low: float = None
@@ -28,20 +28,21 @@ class Estimate:
 
 
 def ratio(numerator, denominator):
-    """numerator / denominator for two Measurements, with the range from their quartiles.
+    """numerator / denominator for two Measurements, with the range their 99% confidence
+    intervals allow.
 
     Returns None unless both were measured. The range pairs the numerator's
-    first quartile with the denominator's third, and the other way round.
+    lower bound with the denominator's upper one, and the other way round.
     """
     if numerator is None or denominator is None:
         return None
     if not (numerator.measured and denominator.measured) or denominator.value <= 0:
         return None
     low = high = None
-    quartiles = (numerator.q25, numerator.q75, denominator.q25, denominator.q75)
-    if None not in quartiles and min(quartiles) > 0:
-        low = numerator.q25 / denominator.q75
-        high = numerator.q75 / denominator.q25
+    bounds = (numerator.ci_low, numerator.ci_high, denominator.ci_low, denominator.ci_high)
+    if None not in bounds and all(math.isfinite(b) and b > 0 for b in bounds):
+        low = numerator.ci_low / denominator.ci_high
+        high = numerator.ci_high / denominator.ci_low
     return Estimate(numerator.value / denominator.value, low, high)
 
 
@@ -84,9 +85,9 @@ class Crossover:
 
     status: "at" (crosses at `size`), "always" (faster at every measured
     size) or "never" (not faster at the largest measured size). low/high:
-    the range of crossing sizes asv's spread allows; None where that bound
+    the range of crossing sizes asv's 99% confidence intervals allow; None where that bound
     lies outside the measured sizes (below the smallest or beyond the
-    largest), or where no spread was recorded (then `has_range` is False).
+    largest), or where no interval was recorded (then `has_range` is False).
     """
 
     status: str
@@ -102,7 +103,7 @@ class Crossover:
         if self.status == NEVER:
             text = f"not within the measured sizes ({span})"
             if self.has_range and self.low is not None:
-                text += f"; within the spread it could be from ~{side(self.low)}"
+                text += f"; within the 99% confidence intervals it could be from ~{side(self.low)}"
             return text
         if self.status == ALWAYS:
             return f"faster at every measured size ({span})"
@@ -112,7 +113,7 @@ class Crossover:
             high = (
                 f"~{side(self.high)}" if self.high is not None else f"beyond {side(self.largest)}"
             )
-            text += f" (spread: {low} to {high})"
+            text += f" (99% CI: {low} to {high})"
         return text
 
     def as_dict(self):
@@ -156,10 +157,13 @@ def crossover(sizes, estimates):
 
 @dataclass(frozen=True)
 class LinearFit:
-    """t = fixed + per_byte * bytes, with standard errors.
+    """t = fixed + per_byte * bytes, with standard errors, over the sizes where it holds.
 
     fixed is the per-op cost no data size avoids (dispatch, launch, the
     Python call); 1/per_byte is the bandwidth the op streams data at.
+    residuals: (bytes, (measured - fitted) / measured, used in the fit) for
+    every point offered; points the model did not hold for (sizes that stay
+    in a cache stream faster than memory) were left out.
     """
 
     fixed: float
@@ -167,6 +171,7 @@ class LinearFit:
     fixed_error: float
     per_byte_error: float
     points: int
+    residuals: tuple = ()
 
     @property
     def bandwidth(self):
@@ -182,6 +187,12 @@ class LinearFit:
             return None
         return min(1.0, max(0.0, self.fixed / seconds))
 
+    @property
+    def worst_residual(self):
+        """The largest |relative residual| among the points used."""
+        used = [abs(r) for _, r, kept in self.residuals if kept]
+        return max(used) if used else None
+
     def as_dict(self):
         return {
             "fixed_seconds": self.fixed,
@@ -190,36 +201,65 @@ class LinearFit:
             "seconds_per_byte_error": self.per_byte_error,
             "bandwidth_bytes_per_second": self.bandwidth,
             "points": self.points,
+            "residuals": [{"bytes": n, "relative": r, "used": kept}
+                          for n, r, kept in self.residuals],
         }
 
 
-def fit_time_vs_bytes(nbytes, seconds):
-    """Least-squares fit of t = a + b * bytes; None with fewer than three points.
+# The model holds where it predicts each time used within this share.
+FIT_TOLERANCE = 0.10
+MIN_FIT_POINTS = 3
 
-    Residuals are weighted relative to t: op times span three orders of
-    magnitude, and an unweighted fit would let the largest sizes' noise
-    swamp the microsecond intercept it is meant to measure.
-    """
-    points = [(float(n), float(t)) for n, t in zip(nbytes, seconds) if t > 0 and math.isfinite(t)]
-    if len(points) < 3 or len({n for n, _ in points}) < 2:
-        return None
-    x = np.array([n for n, _ in points])
-    t = np.array([t for _, t in points])
+
+def _weighted_fit(x, t):
+    """Least squares of t = a + b*x, residuals relative to t; (coefficients, errors)."""
     weight = 1.0 / t
     design = np.column_stack([np.ones_like(x), x]) * weight[:, None]
     target = t * weight
     coefficients, _, _, _ = np.linalg.lstsq(design, target, rcond=None)
     residuals = target - design @ coefficients
-    dof = len(points) - 2
+    dof = len(t) - 2
     variance = float(residuals @ residuals) / dof if dof > 0 else 0.0
     covariance = variance * np.linalg.pinv(design.T @ design)
-    errors = np.sqrt(np.clip(np.diag(covariance), 0, None))
+    return coefficients, np.sqrt(np.clip(np.diag(covariance), 0, None))
+
+
+def fit_time_vs_bytes(nbytes, seconds, tolerance=FIT_TOLERANCE):
+    """Fit t = a + b * bytes over the sizes where it holds; None with fewer than three points.
+
+    Residuals are weighted relative to t: op times span three orders of
+    magnitude, and an unweighted fit would let the largest sizes' noise
+    swamp the microsecond intercept it is meant to measure. The point the
+    model misses most is left out, in turn, until it predicts every point
+    left within `tolerance` (or three points remain): mid sizes that fit in
+    a cache stream faster than memory and would otherwise pull 1/b up to a
+    bandwidth no size reached.
+    """
+    points = sorted((float(n), float(t)) for n, t in zip(nbytes, seconds)
+                    if t > 0 and math.isfinite(t))
+    if len(points) < MIN_FIT_POINTS or len({n for n, _ in points}) < 2:
+        return None
+    x_all = np.array([n for n, _ in points])
+    t_all = np.array([t for _, t in points])
+    used = list(range(len(points)))
+    while True:
+        coefficients, errors = _weighted_fit(x_all[used], t_all[used])
+        relative = (t_all - (coefficients[0] + coefficients[1] * x_all)) / t_all
+        worst = max(used, key=lambda i: abs(relative[i]))
+        if abs(relative[worst]) <= tolerance or len(used) <= MIN_FIT_POINTS:
+            break
+        trial = [i for i in used if i != worst]
+        if len({x_all[i] for i in trial}) < 2:
+            break
+        used = trial
     return LinearFit(
         fixed=float(coefficients[0]),
         per_byte=float(coefficients[1]),
         fixed_error=float(errors[0]),
         per_byte_error=float(errors[1]),
-        points=len(points),
+        points=len(used),
+        residuals=tuple((float(x_all[i]), float(relative[i]), i in used)
+                        for i in range(len(points))),
     )
 
 

@@ -120,7 +120,8 @@ def crossover_rows(run, candidate="gpu", baseline="cpu"):
 
 
 def fit_rows(run):
-    """t = a + b*bytes per device, dtype and mode, over every measured size."""
+    """t = a + b*bytes per device, dtype and mode, over the sizes where it holds; with the
+    measured figures at both ends (the verdicts quote those, not the fit)."""
     rows = []
     for device in axis(run, MULTIPLY, "device"):
         for dtype in _dtypes(run):
@@ -138,11 +139,18 @@ def fit_rows(run):
                 if fit is None:
                     continue
                 smallest = min(measured, key=lambda m: m.params["size"])
+                largest = max(measured, key=lambda m: m.params["size"])
                 rows.append({
                     "device": device, "dtype": dtype, "mode": mode, "fit": fit,
+                    # The fit's points are in ascending bytes: ascending sizes.
+                    "sizes": sorted(m.params["size"] for m in measured),
                     "smallest_size": smallest.params["size"],
                     "smallest_seconds": smallest.value,
                     "fixed_share_of_smallest": fit.fixed_share(smallest.value),
+                    "largest_size": largest.params["size"],
+                    "largest_seconds": largest.value,
+                    "largest_bandwidth": bytes_moved(largest.params["size"], dtype)
+                    / largest.value,
                 })
     return rows
 
@@ -170,15 +178,29 @@ def bandwidth_rows(run, fits, machine_info):
                 continue
             reference = refs.get(device)
             reference_bps = reference.bytes_per_second if reference else None
+            measured_share = analysis.share(measured, reference_bps)
             rows.append({
                 "device": device, "mode": mode, "size": largest,
                 "measured": measured, "fitted": fitted,
                 "reference": reference_bps,
                 "reference_source": reference.source if reference else "no reference recorded",
-                "measured_share": analysis.share(measured, reference_bps),
+                "measured_share": measured_share,
                 "fitted_share": analysis.share(fitted, reference_bps),
+                "note": above_reference_note(measured_share, largest, reference),
             })
     return rows
+
+
+def above_reference_note(share, size, reference):
+    """Why a measured bandwidth reads above its reference, or "" where it does not."""
+    if share is None or share <= 1 or reference is None:
+        return ""
+    if not reference.ceiling:
+        return "above: the reference runs on one thread, TensorFlow's kernels on every core"
+    if reference.size and size and size < reference.size:
+        return (f"above: at {size}x{size} part of the data stays in the caches, which the "
+                f"reference at {reference.size}x{reference.size} does not fit")
+    return "above the all-core reference: the two were measured under different load"
 
 
 def mode_rows(run):

@@ -34,7 +34,8 @@ def gpu_reasons(run):
 
 def gpu_speedup(run, size, dtype, mode):
     """The GPU's speedup for one case: measured side by side where it was, else the
-    ratio of the two timings (with asv's spread); None unless both were measured."""
+    ratio of the two timings (with the range asv's confidence intervals allow); None
+    unless both were measured."""
     side_by_side = run.get(SPEEDUP, size=size, dtype=dtype, mode=mode)
     if side_by_side is not None and side_by_side.measured:
         return analysis.Estimate(side_by_side.value)

@@ -114,7 +114,8 @@ def _vline(ax, cross, color, label):
 
 
 def speedup_vs_size(stack, dtype, path):
-    """GPU/CPU speedup against size per mode, with the IQR range; 1x marked."""
+    """GPU/CPU speedup against size per mode, with the range of asv's 99% confidence
+    intervals; 1x marked."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.5))
     by_mode = {}

@@ -37,6 +37,14 @@ def mode_crossing_text(row):
     return f"{mode} faster at both ends, not at every size between"
 
 
+def left_out(fit_row):
+    """'512x512 (-24%)' for the sizes the fit left out; '-' when none."""
+    out = [f"{fmt.side(size)} ({relative:+.0%})"
+           for size, (_, relative, kept) in zip(fit_row["sizes"], fit_row["fit"].residuals)
+           if not kept]
+    return ", ".join(out) or "-"
+
+
 def stack_tables(report):
     """The human tables of one StackReport, in reading order."""
     tables = []
@@ -50,7 +58,7 @@ def stack_tables(report):
     if report.gpu_measured:
         tables.append(Table(
             "GPU/CPU speedup (CPU time / GPU time; above 1 the GPU is faster)",
-            ["size", "dtype", "mode", "side by side", "from timings (IQR range)"],
+            ["size", "dtype", "mode", "side by side", "from timings (99% CI)"],
             [[f"{r['size']}x{r['size']}", r["dtype"], r["mode"], fmt.ratio(r["measured"]),
               fmt.ratio(r["from_times"])] for r in report.speedups],
         ))
@@ -60,22 +68,26 @@ def stack_tables(report):
             [[r["dtype"], r["mode"], _crossing_text(r["crossover"])] for r in report.crossovers],
         ))
     tables.append(Table(
-        "Time per op fitted as t = a + b*bytes (a: fixed cost per op; 1/b: bandwidth)",
-        ["device", "dtype", "mode", "a (fixed)", "1/b", "points", "a as share of smallest op"],
+        "Time per op fitted as t = a + b*bytes over the sizes where it holds (a: fixed cost "
+        "per op; 1/b: bandwidth; residual: (measured - fitted) / measured)",
+        ["device", "dtype", "mode", "a (fixed)", "1/b", "a as share of smallest op",
+         "measured at largest", "sizes left out (residual)", "worst residual used"],
         [[r["device"], r["dtype"], r["mode"],
           f"{fmt.seconds(r['fit'].fixed)} ± {fmt.seconds(r['fit'].fixed_error)}",
-          fmt.bandwidth(r["fit"].bandwidth), str(r["fit"].points),
+          fmt.bandwidth(r["fit"].bandwidth),
           f"{fmt.share(r['fixed_share_of_smallest'])} of "
-          f"{fmt.seconds(r['smallest_seconds'])} at {r['smallest_size']}x{r['smallest_size']}"]
+          f"{fmt.seconds(r['smallest_seconds'])} at {r['smallest_size']}x{r['smallest_size']}",
+          f"{fmt.bandwidth(r['largest_bandwidth'])} at {r['largest_size']}x{r['largest_size']}",
+          left_out(r), fmt.share(r["fit"].worst_residual)]
          for r in report.fits],
     ))
     tables.append(Table(
         "Achieved float32 bandwidth as a share of the reference",
-        ["device", "mode", "size", "measured", "share", "fit 1/b", "share", "reference"],
+        ["device", "mode", "size", "measured", "share", "fit 1/b", "share", "reference", "note"],
         [[r["device"], r["mode"], f"{r['size']}x{r['size']}" if r["size"] else "n/a",
           fmt.bandwidth(r["measured"]), fmt.share(r["measured_share"]),
           fmt.bandwidth(r["fitted"]), fmt.share(r["fitted_share"]),
-          f"{fmt.bandwidth(r['reference'])}: {r['reference_source']}"]
+          f"{fmt.bandwidth(r['reference'])}: {r['reference_source']}", r["note"] or "-"]
          for r in report.bandwidth],
     ))
     tables.append(Table(

@@ -61,17 +61,19 @@ def eager_fits(report):
 
 
 def fixed_cost(report):
-    """What share of the seed's small op is fixed per-op cost, per device."""
+    """What share of the seed's small op is fixed per-op cost, per device; the measured
+    time at both ends of the size range, the fit only for the split between them."""
     texts = []
     for device, row in eager_fits(report).items():
         fit = row["fit"]
-        size = row["smallest_size"]
+        small, large = row["smallest_size"], row["largest_size"]
         texts.append(
-            f"on the {device.upper()} a {size}x{size} {row['dtype']} {SEED_MODE} multiply "
+            f"on the {device.upper()} a {small}x{small} {row['dtype']} {SEED_MODE} multiply "
             f"takes {fmt.seconds(row['smallest_seconds'])}, of which "
             f"{fmt.seconds(fit.fixed)} ({fmt.share(row['fixed_share_of_smallest'])}) is "
-            f"fixed per-op cost (intercept of t = a + b*bytes over {fit.points} sizes); "
-            f"the data itself streams at {fmt.bandwidth(fit.bandwidth)}"
+            f"fixed per-op cost (intercept of t = a + b*bytes over the {fit.points} sizes it "
+            f"fits within {fmt.share(fit.worst_residual)}); at {large}x{large} it moves "
+            f"{fmt.bandwidth(row['largest_bandwidth'])} (measured)"
         )
     if not texts:
         return None
