@@ -55,6 +55,16 @@ class Measurement:
     ci_low: float = None
     ci_high: float = None
     repeat: int = None
+    # The samples asv kept (it keeps them when a benchmark runs several rounds),
+    # for its Mann-Whitney test; empty when it kept none.
+    samples: tuple = ()
+
+    def stats(self):
+        """asv's stats dict, as its significance test takes it (None without one)."""
+        if self.ci_low is None or self.ci_high is None:
+            return None
+        return {"ci_99_a": self.ci_low, "ci_99_b": self.ci_high,
+                "repeat": self.repeat if self.repeat is not None else 0}
 
     @property
     def measured(self):
@@ -162,6 +172,7 @@ def _measurements(results, name, benchmark_info, path):
     names = benchmark_info.get("param_names") or [f"p{i}" for i in range(len(param_lists))]
     values = results.get_result_value(name, param_lists)
     stats = results.get_result_stats(name, param_lists)
+    samples = results.get_result_samples(name, param_lists)
     # asv returns one-element lists for a benchmark without parameters too.
     if not isinstance(values, list):
         raise ValueError(f"{name}: result is not a list")
@@ -186,6 +197,7 @@ def _measurements(results, name, benchmark_info, path):
                 ci_low=_stat(s, "ci_99_a"),
                 ci_high=_stat(s, "ci_99_b"),
                 repeat=int(repeat) if repeat is not None else None,
+                samples=tuple(samples[i] or ()) if samples and i < len(samples) else (),
             )
         )
     return out

@@ -19,7 +19,7 @@ from ..names import (
     WAIT,
 )
 from ..suite import grid
-from . import analysis, references
+from . import analysis, changes, references
 from .cases import axis, gpu_reasons, gpu_speedup, in_suite_order
 from .verdicts import headline_numbers, stack_verdicts
 
@@ -300,9 +300,25 @@ def build_stack_report(run, machine_info=None):
     return report
 
 
+def release_changes(machine, runs, stacks):
+    """{"steps": [StepChange per adjacent pair of stacks], "overall": first -> last or None}.
+
+    runs and stacks in stack order; the earlier stack's fits decide, per size,
+    whether an op is fixed-cost or data bound.
+    """
+    fits = [{(r["device"], r["dtype"], r["mode"]): r["fit"] for r in stack.fits}
+            for stack in stacks]
+    steps = [changes.step_change(machine, runs[i], runs[i + 1], fits[i])
+             for i in range(len(runs) - 1)]
+    overall = (changes.step_change(machine, runs[0], runs[-1], fits[0])
+               if len(runs) > 2 else None)
+    return {"steps": steps, "overall": overall}
+
+
 def build_report(result_set):
-    """Every run's StackReport, grouped by machine, plus the problems met on the way."""
-    machines = {}
+    """Every run's StackReport, grouped by machine, what changed from stack to stack,
+    and the problems met on the way."""
+    machines, story = {}, {}
     for machine, runs in result_set.by_machine().items():
         info = result_set.machines.get(machine, {})
         labels = [r.label for r in runs]
@@ -313,5 +329,6 @@ def build_report(result_set):
                 run.label = f"{run.label} [{run.env_name}]"
             stacks.append(build_stack_report(run, info))
         machines[machine] = stacks
-    return {"machines": machines, "problems": list(result_set.problems)}
+        story[machine] = release_changes(machine, runs, stacks)
+    return {"machines": machines, "changes": story, "problems": list(result_set.problems)}
 

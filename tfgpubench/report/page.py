@@ -13,7 +13,14 @@ from urllib.parse import quote
 from ..names import MULTIPLY, SEED_SPEEDUP, SPEEDUP
 from . import plots
 from .cases import in_suite_order
-from .render import across_stacks_table, headline_title, stack_heading, stack_tables
+from .render import (
+    CHANGES_NOTE,
+    CHANGES_TITLE,
+    across_stacks_table,
+    headline_title,
+    stack_heading,
+    stack_tables,
+)
 
 PAGE_DIR = "report"
 ASV_INDEX = "../index.html"
@@ -96,6 +103,25 @@ def _links(stack):
     return " · ".join(f'<a href="{esc(url)}">{esc(text)}</a>' for text, url in links)
 
 
+def _changes_html(report):
+    """The version story first: per machine, what moved between adjacent stacks."""
+    stories = {m: story for m, story in report.get("changes", {}).items() if story["steps"]}
+    if not stories:
+        return []
+    parts = [f'<h2 id="changes">{esc(CHANGES_TITLE)}</h2>', f"<p>{esc(CHANGES_NOTE)}</p>"]
+    for machine, story in stories.items():
+        steps = story["steps"] + ([story["overall"]] if story["overall"] else [])
+        rows = []
+        for step in steps:
+            moved = "<br>".join(esc(g.describe()) for g in step.moved) or (
+                f"nothing beyond noise ({step.compared} cases compared)")
+            rows.append(f"<tr><td>{esc(step.before)} &rarr; {esc(step.after)}</td>"
+                        f"<td>{moved}</td></tr>")
+        parts.append(f"<h3>{esc(machine)}</h3><table class=\"changes\"><tr><th>stacks</th>"
+                     f"<th>what moved</th></tr>{''.join(rows)}</table>")
+    return parts
+
+
 def write_page(report, runs_by_key, html_dir, progress):
     """Write html_dir/report/ (index.html and PNGs); returns the index path.
 
@@ -123,6 +149,7 @@ def write_page(report, runs_by_key, html_dir, progress):
                      " (the report carried on with the rest):<ul>")
         parts += [f"<li>{esc(p.path)}: {esc(p.message)}</li>" for p in report["problems"]]
         parts.append("</ul></div>")
+    parts += _changes_html(report)
     if not machines:
         parts.append("<p>No results to report.</p>")
     for machine, stacks in machines.items():

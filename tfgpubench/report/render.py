@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass
 
 from .. import format as fmt
+from . import changes
 from .analysis import Crossover, Estimate, LinearFit
 
 
@@ -194,9 +195,35 @@ def _markdown_table(table):
     return "\n".join(lines)
 
 
+CHANGES_TITLE = "What changed from release to release"
+CHANGES_NOTE = (f"A case changed when asv's own rule says so: past the factor {changes.FACTOR} "
+                "and significant at 99% (Mann-Whitney on the samples, else non-overlapping "
+                "confidence intervals). Grouped per device and mode into the sizes that are "
+                "mostly fixed cost per op and those mostly moving data; after / before.")
+
+
+def changes_lines(report):
+    """The version story, one line per step between adjacent stacks, per machine."""
+    lines = []
+    for machine, story in report.get("changes", {}).items():
+        if not story["steps"]:
+            continue
+        lines.append(f"{machine}:")
+        lines += [f"  {step.describe()}" for step in story["steps"]]
+        if story["overall"] is not None:
+            lines.append(f"  from first to last, {story['overall'].describe()}")
+    return lines
+
+
 def render_text(report, markdown=False):
     out = []
     table = _markdown_table if markdown else _text_table
+    story = changes_lines(report)
+    if story:
+        heading = f"## {CHANGES_TITLE}" if markdown else CHANGES_TITLE
+        note = CHANGES_NOTE
+        body = [f"- {_md_cell(line.strip())}" if markdown else line for line in story]
+        out += [heading, note, ""] + body + [""]
     if not report["machines"]:
         out.append("No results to report.")
     for machine, stacks in report["machines"].items():
@@ -265,8 +292,19 @@ def report_data(report):
         ]
     return {
         "machines": machines,
+        "changes": {machine: {"steps": [step_data(s) for s in story["steps"]],
+                              "overall": step_data(story["overall"]) if story["overall"] else None}
+                    for machine, story in report.get("changes", {}).items()},
         "problems": [{"path": p.path, "message": p.message} for p in report["problems"]],
     }
+
+
+def step_data(step):
+    return {"before": step.before, "after": step.after, "compared": step.compared,
+            "text": step.describe(),
+            "moved": [{"device": g.device, "mode": g.mode, "regime": g.regime,
+                       "ratio": g.ratio, "changed": len(g.changed), "cases": len(g.cases),
+                       "text": g.describe()} for g in step.moved]}
 
 
 def render_json(report):

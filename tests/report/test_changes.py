@@ -1,0 +1,77 @@
+"""The version story: what changed between adjacent stacks, by asv's own rule."""
+
+import pytest
+
+from tfgpubench.names import MULTIPLY
+from tfgpubench.report import changes, load, render
+from tfgpubench.report.asvresults import Measurement
+from tfgpubench.suite import grid
+
+from . import make_synthetic_gpu_results as model
+from .conftest import FIXTURE_RESULTS, SYNTHETIC_GPU_RESULTS, SYNTHETIC_MACHINE
+
+
+def case(value, low, high, repeat=20, samples=()):
+    return Measurement(MULTIPLY, {"device": "cpu", "size": 2, "dtype": "int32", "mode": "xla"},
+                       value, ci_low=low, ci_high=high, repeat=repeat, samples=samples)
+
+
+def test_a_change_needs_the_factor_and_asvs_significance_test():
+    before = case(100e-6, 99e-6, 101e-6)
+    faster = changes.compare_cases(before, case(70e-6, 69e-6, 71e-6))
+    assert faster.changed and faster.ratio.value == pytest.approx(0.7)
+    # Past the factor, but the confidence intervals overlap: not a change.
+    wide = changes.compare_cases(before, case(85e-6, 60e-6, 120e-6))
+    assert not wide.changed
+    # Significant but within the factor: not a change either.
+    assert not changes.compare_cases(before, case(95e-6, 94.5e-6, 95.5e-6)).changed
+
+
+def test_with_samples_it_is_mann_whitney_as_asv_compare_does():
+    slow = [1.00e-4 + i * 1e-7 for i in range(20)]
+    fast = [0.80e-4 + i * 1e-7 for i in range(20)]
+    # Overlapping intervals would say "no"; the samples say "yes".
+    before = case(1.01e-4, 0.7e-4, 1.2e-4, samples=tuple(slow))
+    after = case(0.81e-4, 0.7e-4, 1.2e-4, samples=tuple(fast))
+    assert changes.compare_cases(before, after).changed
+
+
+def test_one_sample_is_judged_on_the_factor_alone_as_asv_does():
+    assert changes.compare_cases(case(100e-6, 50e-6, 150e-6, repeat=1),
+                                 case(80e-6, 40e-6, 120e-6, repeat=1)).changed
+
+
+def test_the_story_of_two_real_stacks_leads_the_report(stack_repo):
+    _, report = load(FIXTURE_RESULTS, stack_repo)
+    (step,) = report["changes"]["testbox"]["steps"]
+    assert (step.before, step.after) == ("tf-2.16.2", "tf-2.21.0")
+    assert report["changes"]["testbox"]["overall"] is None
+    # Every measured cpu Multiply case of both stacks was compared exactly once.
+    assert step.compared == 64
+    text = render.render_text(report)
+    assert text.startswith(render.CHANGES_TITLE)
+    assert text.index("tf-2.16.2 -> tf-2.21.0") < text.index("testbox / tf-2.16.2")
+    data = render.report_data(report)
+    assert data["changes"]["testbox"]["steps"][0]["compared"] == 64
+
+
+def test_the_release_that_made_gpu_dispatch_cheaper_is_named(stack_repo):
+    # SYNTHETIC results: the model's newer stack has GPU eager fixed cost 1.25x lower.
+    _, report = load(SYNTHETIC_GPU_RESULTS, stack_repo)
+    (step,) = report["changes"][SYNTHETIC_MACHINE]["steps"]
+    top = step.moved[0]
+    assert (top.device, top.mode, top.regime) == ("gpu", "eager", changes.FIXED_COST)
+    assert top.ratio == pytest.approx(1 / model.GPU_EAGER_SPEEDUP, rel=0.08)
+    # Every case the model moves clearly past the factor changed; clearly within, did not.
+    for change in top.cases:
+        p = change.params
+        moved = model.model_seconds("gpu", p["size"], p["dtype"], "eager", True, grid) / (
+            model.model_seconds("gpu", p["size"], p["dtype"], "eager", False, grid))
+        if moved < 1 / changes.FACTOR - 0.03:
+            assert change.changed, (p, moved)
+        if moved > 1 / changes.FACTOR + 0.03:
+            assert not change.changed, (p, moved)
+    # Nothing else moved in the model: no other group is beyond noise, bar the speedup track.
+    others = [g for g in step.moved[1:] if g.regime != "speedup"]
+    assert all(len(g.changed) <= len(g.cases) // 4 for g in others), [g.describe() for g in others]
+    assert "gpu eager, fixed cost per op: 0.8" in step.describe()
