@@ -27,6 +27,10 @@ SNAPSHOT_DIR = "tfgpubench-snapshot"  # beside asv's env_dir, under .asv/
 EXISTING_GPU_CHECKS = "tfgpubench-existing-gpu-checks.json"  # likewise
 # asv exits 2 when a benchmark failed but results were saved, 1 when none were.
 ASV_SOME_FAILED = 2
+# Keep every sample in the result files: asv compare, asv continuous and the
+# report's version story then test significance with Mann-Whitney on them,
+# not with the cruder overlap of confidence intervals.
+ASV_RUN_DEFAULTS = ["--record-samples"]
 
 
 def read_conf(path):
@@ -75,7 +79,7 @@ def run_stack(stack, commit, machine, config_path, conf, results_dir, snapshot_d
     ledger.snapshot(ledger.files_asv_rewrites(results_dir, machine, commit), results_dir,
                     snapshot_dir)
     cmd = asv_command(["run", f"{commit}^!", "--machine", machine, "--skip-existing-successful",
-                *launch_method_args(asv_args), *asv_args], config_path)
+                       *ASV_RUN_DEFAULTS, *launch_method_args(asv_args), *asv_args], config_path)
     try:
         code = run_asv(cmd)
     except KeyboardInterrupt:
@@ -231,8 +235,8 @@ def run_existing(args, conf, config_path, stacks, own, asv_args):
     ledger.snapshot(ledger.files_asv_rewrites(results_dir, machine, commit), results_dir,
                     snapshot_dir)
     code = run_asv(asv_command(["run", "-E", f"existing:{python}", "--set-commit-hash", commit,
-                          "--machine", machine, *launch_method_args(asv_args), *asv_args],
-                         config_path))
+                                "--machine", machine, *ASV_RUN_DEFAULTS,
+                                *launch_method_args(asv_args), *asv_args], config_path))
     for message in ledger.repair(results_dir, snapshot_dir):
         print(message)
     if code in (0, ASV_SOME_FAILED):

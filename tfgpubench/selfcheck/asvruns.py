@@ -16,6 +16,8 @@ import sys
 import time
 from pathlib import Path
 
+from ..runner import ASV_RUN_DEFAULTS
+
 MACHINE = "selfcheck"
 _PROGRESS = re.compile(r"^\[\s*\d+(\.\d+)?%\]")
 
@@ -89,6 +91,7 @@ class Scratch:
             MACHINE,
             "--launch-method",
             self.launch_method,
+            *ASV_RUN_DEFAULTS,
         ]
         if bench:
             args += ["-b", bench]
