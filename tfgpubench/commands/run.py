@@ -105,7 +105,7 @@ def run(args):
         if outcome:
             print(f"[{number}/{total}] {stack.label}: {outcome}", flush=True)
             failures.append(stack.label)
-    published = args.nopublish or publish(config_path, report=not args.no_report)
+    published = args.no_publish or publish(config_path, report=not args.no_report)
     if failures:
         print(f"{len(failures)} of {total} stacks failed: {', '.join(failures)}", file=sys.stderr)
     return 0 if published and not failures else 1
