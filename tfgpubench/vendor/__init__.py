@@ -119,7 +119,7 @@ def _serve(reference, page_name, html_dir, files, outcome):
     try:
         data = files.read(wanted)
     except Unavailable as exc:
-        return keep(f"{wanted.spec} cannot be had: {exc}")
+        return keep(str(exc))
     page_hash_checked = False
     if wanted.same_bytes and reference.integrity:
         if not integrity.matches(data, reference.integrity):
