@@ -17,7 +17,7 @@ from tfgpubench.vendor.npm import (
     tarball_integrity,
 )
 
-from .conftest import make_tarball
+from .registries import make_tarball
 
 FILES = {"dist/jquery.min.js": b"/*! jQuery v3.3.1 */", "LICENSE.txt": b"MIT",
          "src/core.js": b"// core"}

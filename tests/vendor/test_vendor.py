@@ -2,7 +2,6 @@
 
 import json
 import shutil
-import urllib.request
 from pathlib import Path
 
 import asv
@@ -12,6 +11,8 @@ from tfgpubench.vendor import describe, make_self_contained
 from tfgpubench.vendor.cdn import external_references
 from tfgpubench.vendor.integrity import digest
 from tfgpubench.vendor.npm import DEFAULT_REGISTRY, Registry
+
+from .registries import npm_reachable
 
 # The CDN's files, as npm also has them (jquery, bootstrap), and flot's sources
 # (cdnjs serves its own minified build of them, hence a hash nothing on npm meets).
@@ -138,17 +139,9 @@ def test_unknown_url_is_named_and_kept(fake_registry, site, tmp_path):
     assert "d3.min.js" in describe(outcome, site)[-1]
 
 
-def npm_registry_reachable():
-    try:
-        with urllib.request.urlopen(f"{DEFAULT_REGISTRY}/jquery/3.3.1", timeout=10):
-            return True
-    except OSError:
-        return False
-
-
 def test_asvs_own_page_from_the_real_npm_registry(tmp_path):
     """asv's index.html, every library from registry.npmjs.org, each check done for real."""
-    if not npm_registry_reachable():
+    if not npm_reachable():
         pytest.skip(f"{DEFAULT_REGISTRY} cannot be reached from here")
     www = Path(asv.__file__).parent / "www"
     html = tmp_path / "html"
