@@ -158,3 +158,23 @@ def test_asvs_own_page_from_the_real_npm_registry(tmp_path):
         "flot@0.8.3", "stupid-table-plugin@1.1.3"]
     assert (html / "vendor/bootstrap@3.1.1/dist/fonts/glyphicons-halflings-regular.woff"
             ).stat().st_size > 0
+
+
+def test_a_stylesheets_missing_font_is_noted(fake_registry, site, tmp_path):
+    publish_libraries(fake_registry)
+    fake_registry.publish("bootstrap", "3.1.1", {"dist/css/bootstrap.min.css": CSS})
+    outcome = make_self_contained(site, Registry(fake_registry.url, tmp_path / "cache"))
+    assert outcome.kept == []
+    assert outcome.notes == ["bootstrap@3.1.1/dist/css/bootstrap.min.css refers to a file that "
+                             "is not served: its tarball has no dist/fonts/g.woff"]
+    assert outcome.notes[0] in describe(outcome, site)
+
+
+def test_a_url_leading_out_of_vendor_is_not_followed(fake_registry, site, tmp_path):
+    escaping = "https://cdn.jsdelivr.net/npm/x@1.0.0/../../../index.html"
+    (site / "index.html").write_text(f'<script src="{escaping}"></script>', encoding="utf-8")
+    outcome = make_self_contained(site, Registry(fake_registry.url, tmp_path / "cache"))
+    assert [k.url for k in outcome.kept] == [escaping]
+    assert "outside vendor/" in outcome.kept[0].reason
+    assert fake_registry.requests == []
+    assert (site / "index.html").read_text() == f'<script src="{escaping}"></script>'

@@ -91,12 +91,13 @@ def make_self_contained(html_dir, registry=None):
         page = page_path.read_bytes().decode("utf-8")
         new_tags = {}
         for reference in external_references(page):
-            served = _serve(reference, page_path.name, html_dir, files, outcome)
-            if served:
-                outcome.served.append(served)
-                new_tags[reference.start_tag] = local_tag(
-                    reference, served.file.local_path, keep_integrity=served.file.same_bytes
-                )
+            result = _serve(reference, page_path.name, html_dir, files, outcome.notes)
+            if isinstance(result, Kept):
+                outcome.kept.append(result)
+                continue
+            outcome.served.append(result)
+            new_tags[reference.start_tag] = local_tag(
+                reference, result.file.local_path, keep_integrity=result.file.same_bytes)
         if new_tags:
             page_path.write_bytes(rewrite(page, new_tags).encode("utf-8"))
     if outcome.served or outcome.kept:
@@ -104,11 +105,11 @@ def make_self_contained(html_dir, registry=None):
     return outcome
 
 
-def _serve(reference, page_name, html_dir, files, outcome):
-    """Write the file standing in for one reference; Served, or None (noted in outcome.kept)."""
+def _serve(reference, page_name, html_dir, files, notes):
+    """Write the file standing in for one reference: Served, or Kept with the reason."""
 
     def keep(reason):
-        outcome.kept.append(Kept(page_name, reference.url, reason))
+        return Kept(page_name, reference.url, reason)
 
     wanted = npm_file(reference.url)
     if wanted is None:
@@ -130,11 +131,12 @@ def _serve(reference, page_name, html_dir, files, outcome):
     target.write_bytes(data)
     files.write_licenses(wanted, html_dir)
     if wanted.path.endswith(".css"):
-        _write_stylesheet_files(data, wanted, html_dir, files, outcome)
+        _write_stylesheet_files(data, wanted, html_dir, files, notes)
     return Served(page_name, reference.url, wanted, page_hash_checked)
 
 
-def _write_stylesheet_files(css, wanted, html_dir, files, outcome):
+def _write_stylesheet_files(css, wanted, html_dir, files, notes):
+    """The files a served stylesheet refers to (fonts), beside it; a note for each missing."""
     for path in stylesheet_files(css.decode("utf-8", "replace"), wanted.path):
         extra = NpmFile(wanted.package, wanted.version, path)
         target = _inside(html_dir, extra.local_path)
@@ -143,8 +145,8 @@ def _write_stylesheet_files(css, wanted, html_dir, files, outcome):
                 raise Unavailable(f"{path} would be written outside {VENDOR_DIR}/")
             data = files.read(extra)
         except Unavailable as exc:
-            outcome.notes.append(f"{wanted.spec}/{wanted.path} refers to a file that is not "
-                                 f"served: {exc}")
+            notes.append(f"{wanted.spec}/{wanted.path} refers to a file that is not "
+                         f"served: {exc}")
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
