@@ -5,9 +5,10 @@ The stacks repository asv orders results by is built from stacks.toml first,
 so a fresh checkout (or a CI job that gathered results/ from several machines)
 can publish. `asv publish` writes the site; the libraries its pages load from
 CDNs (jQuery, flot, stupidtable, blueimp-md5, Bootstrap) are then served from
-html/vendor/, taken from the npm registry at the releases asv names and checked
-against the registry's integrity hashes, and against the page's own where npm
-holds the CDN's very file. Downloads are cached, so the next publish needs no
+html/vendor/, taken from the npm registry at the releases asv names (one
+stand-in: stupidtable 1.0.1 was never on npm) and checked against the
+registry's integrity hashes, and against the page's own where npm holds the
+CDN's very file. Downloads are cached, so the next publish needs no
 network; a library that cannot be had keeps its CDN link, and a line says
 which and why.
 """
