@@ -37,6 +37,10 @@ INSTALL_MARKER_FILE = "tfgpubench-installed.json"
 STACK_FILE = "stack.json"
 # The table of stacks, at the checkout's root.
 TABLE_FILE = "stacks.toml"
+# Under the published html/: the libraries asv's pages load from CDNs, served
+# from the site itself as PACKAGE@VERSION/PATH, and the list of where each came from.
+VENDOR_DIR = "vendor"
+VENDOR_SOURCES_FILE = "sources.json"
 
 
 def case_id(benchmark, param_reprs):

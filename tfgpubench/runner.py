@@ -1,5 +1,6 @@
 """The steps of `tfgpubench run`: one `asv run` per stack, an existing installation,
-the machine's registration, and publishing html/.
+the machine's registration, and publishing html/ (asv's site, made to work
+offline, and the report page).
 
 Each stack is its own `asv run`, so one that fails to install costs nothing
 else; stacks already measured are not redone.
@@ -20,7 +21,8 @@ from .stacks import ledger
 from .stacks import repo as stacks_repo
 from .stacks.machine import register_machine
 from .stacks.selection import Target, fits
-from .stacks.table import TENSORFLOWS
+from .stacks.table import TENSORFLOWS, load_table
+from .vendor import describe, make_self_contained
 
 INSTALLER = "tfgpubench/stacks/install_stack.py"
 SNAPSHOT_DIR = "tfgpubench-snapshot"  # beside asv's env_dir, under .asv/
@@ -263,16 +265,38 @@ def prepare_machine(name, conf, results_dir):
     return machine, snapshot_dir
 
 
-def publish(config_path, report=True):
-    """asv publish, then the report page where that module exists; False on failure."""
+def build_stacks_repo(root, conf):
+    """The stacks repository asv measures along and publishes from, (re)built from
+    stacks.toml and the side stacks recorded in results/: (stacks, own, {label: hash}).
+
+    Raises TableError for a broken table, RepoError for an empty one.
+    """
+    stacks = load_table(root / TABLE_FILE)
+    own = ledger.own_stacks(root / conf["results_dir"])
+    return stacks, own, stacks_repo.build(stacks, root / conf["repo"], own)
+
+
+def publish(config_path, report=True, self_contained=True, registry=None):
+    """asv publish, then its site made to work offline, then the report page; False on failure.
+
+    self_contained: serve the libraries asv's pages load from CDNs from html/
+    itself (tfgpubench.vendor); a library that cannot be had keeps its CDN
+    link and is named, and the site is still published. registry: the npm
+    registry to take them from (default: the environment's, with the user's cache).
+    """
     code = run_asv(asv_command(["publish"], config_path))
     if code != 0:
         print(f"asv publish exited {code}", file=sys.stderr)
         return False
+    config = load_config(config_path)
+    if self_contained:
+        outcome = make_self_contained(config.html_dir, registry)
+        for line in describe(outcome, config.html_dir):
+            print(line)
     if not report:
         return True
     try:
-        publish_page(load_config(config_path))
+        publish_page(config)
     except Exception as exc:  # asv's site is published; say what went wrong with the page
         print(f"report page not written: {type(exc).__name__}: {exc}", file=sys.stderr)
         return False

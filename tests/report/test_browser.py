@@ -1,31 +1,40 @@
-"""The published site in a real headless Chromium: the report page's figures render,
-asv's graphs render, and neither page logs a console error.
+"""The published site in a real headless Chromium with no network beyond 127.0.0.1:
+the report page's figures render, asv's graphs render with the releases on their
+x axis, and no page logs a console error or asks for anything outside.
 
 Needs Chromium (Debian: `apt-get install chromium`; or set TFGPUBENCH_CHROMIUM)
 and the `playwright` Python package; skipped, with the reason, without them.
-asv's site loads jQuery, flot and bootstrap from CDNs; where those cannot be
-reached, the same releases come from the npm registry (see NPM_LIBRARIES).
-The site is served by http.server bound to 127.0.0.1 on an ephemeral port.
+The site is published as `python -m tfgpubench publish` does (runner.publish):
+asv's CDN libraries are taken from the npm registry at publish time and
+served from html/ itself; the asv test is skipped, with the reason, where
+that registry cannot be reached. The site is served by http.server bound to
+127.0.0.1 on an ephemeral port.
 """
 
 import functools
 import http.server
 import os
 import shutil
-import socket
 import threading
-from pathlib import Path
+import urllib.parse
 
 import pytest
 
-from tfgpubench.config import load_config
-from tfgpubench.report import publish_page
+from tests.vendor.registries import refused_address
+from tfgpubench.runner import publish
+from tfgpubench.vendor.cdn import external_references
+from tfgpubench.vendor.npm import Registry, registry_url
 
-from .conftest import SYNTHETIC_GPU_RESULTS, asv_publish, write_config
+from .conftest import SYNTHETIC_GPU_RESULTS, write_config
+from .stackrepo import STACKS
 from .test_page import make_hostile_results
 
-# asv's index.html loads jQuery, flot and bootstrap from these CDNs.
-ASV_CDN_HOSTS = ["code.jquery.com", "cdnjs.cloudflare.com", "cdn.jsdelivr.net"]
+TAGS = [tag for tag, _ in STACKS]
+# Every name resolves to nothing but 127.0.0.1: a request for a CDN fails in
+# the browser itself, whatever page.route lets through.
+NO_NETWORK_ARGS = ["--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+                   "--disable-background-networking", "--disable-component-update",
+                   "--disable-sync", "--no-first-run", "--disable-domain-reliability"]
 
 
 def chromium_path():
@@ -40,15 +49,6 @@ pytestmark = [
     pytest.mark.skipif(chromium_path() is None,
                        reason="no Chromium: apt-get install chromium (or set TFGPUBENCH_CHROMIUM)"),
 ]
-
-
-def cdn_reachable():
-    try:
-        for host in ASV_CDN_HOSTS:
-            socket.create_connection((host, 443), timeout=3).close()
-    except OSError:
-        return False
-    return True
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -80,19 +80,44 @@ def browser():
     with sync_api.sync_playwright() as playwright:
         launched = playwright.chromium.launch(
             executable_path=chromium_path(), headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"],
+            args=["--no-sandbox", "--disable-gpu", *NO_NETWORK_ARGS],
         )
         yield launched
         launched.close()
 
 
-def open_page(browser, url, before=None):
-    """(page, console errors, dialogs) after `url` has loaded; `before(page)` runs first."""
+@pytest.fixture(scope="session")
+def npm_cache(tmp_path_factory):
+    """One download of asv's libraries for the whole session."""
+    return tmp_path_factory.mktemp("npm-cache")
+
+
+@pytest.fixture
+def npm_registry(npm_cache):
+    """The registry publishing takes asv's libraries from, or a skip saying why not."""
+    registry = Registry(registry_url(), npm_cache)
+    try:
+        registry.tarball("jquery", "3.3.1")
+    except Exception as exc:
+        pytest.skip(f"asv's libraries cannot be had from the npm registry: {exc}")
+    return registry
+
+
+def open_page(browser, url):
+    """(page, console errors, dialogs, requests for other hosts) after `url` has loaded.
+
+    Every request for a host other than 127.0.0.1 is aborted and recorded.
+    """
     page = browser.new_page(viewport={"width": 1300, "height": 900})
-    if before:
-        before(page)
-    errors, dialogs = [], []
+    errors, dialogs, blocked = [], [], []
+
+    def only_this_machine(route):
+        if urllib.parse.urlsplit(route.request.url).hostname == "127.0.0.1":
+            return route.continue_()
+        blocked.append(route.request.url)
+        return route.abort("blockedbyclient")
+
+    page.route("**/*", only_this_machine)
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.on("response", lambda r: errors.append(f"{r.status} {r.url}") if r.status >= 400 else None)
@@ -103,19 +128,20 @@ def open_page(browser, url, before=None):
 
     page.on("dialog", dismiss)
     page.goto(url, wait_until="networkidle")
-    return page, errors, dialogs
+    return page, errors, dialogs, blocked
 
 
-def site(tmp_path, results_dir, repo):
+def site(tmp_path, results_dir, repo, registry=None):
+    """html/ as `python -m tfgpubench publish` writes it (asv's libraries from `registry`;
+    None: offline, so asv's pages keep their CDN links)."""
     config_path = write_config(tmp_path, results_dir, repo)
-    asv_publish(config_path)
-    publish_page(load_config(config_path), show_progress=False)
+    assert publish(config_path, registry=registry or Registry(refused_address()))
     return tmp_path / "html"
 
 
 def test_report_page_shows_its_figures(tmp_path, results_copy, stack_repo, serve, browser):
     base = serve(site(tmp_path, results_copy, stack_repo))
-    page, errors, _ = open_page(browser, f"{base}/report/index.html")
+    page, errors, _, blocked = open_page(browser, f"{base}/report/index.html")
     images = page.eval_on_selector_all(
         "img", "els => els.map(e => [e.getAttribute('src'), e.complete && e.naturalWidth])"
     )
@@ -123,7 +149,7 @@ def test_report_page_shows_its_figures(tmp_path, results_copy, stack_repo, serve
     assert all(width and width > 100 for _, width in images), images
     assert "No GPU results" in page.inner_text("body")
     assert page.locator("table").count() >= 4
-    assert errors == []
+    assert errors == [] and blocked == []
     shot = os.environ.get("TFGPUBENCH_SCREENSHOT")
     page.screenshot(path=shot or str(tmp_path / "report.png"), full_page=True)
     # The page's links lead into asv's site, which is served beside it.
@@ -136,7 +162,7 @@ def test_report_page_on_synthetic_gpu_results_shows_the_gpu_figures(tmp_path, st
     # SYNTHETIC results from a stated model (make_synthetic_gpu_results.py): the page's
     # GPU branches render, and the page says what they are.
     base = serve(site(tmp_path, SYNTHETIC_GPU_RESULTS, stack_repo))
-    page, errors, _ = open_page(browser, f"{base}/report/index.html")
+    page, errors, _, blocked = open_page(browser, f"{base}/report/index.html")
     speedups = page.eval_on_selector_all(
         "figure", "els => els.filter(e => e.innerText.includes('GPU/CPU speedup'))"
                   ".map(e => e.querySelector('img').naturalWidth)")
@@ -144,103 +170,65 @@ def test_report_page_on_synthetic_gpu_results_shows_the_gpu_figures(tmp_path, st
     body = page.inner_text("body")
     assert "SYNTHETIC" in body and "GPU self-check, run before measuring" in body
     assert "Best measured GPU speedup" in body and "No GPU results" not in body
-    assert errors == []
+    assert errors == [] and blocked == []
 
 
 def test_hostile_names_stay_text(tmp_path, results_copy, serve, browser):
     repo = make_hostile_results(tmp_path, results_copy)
     base = serve(site(tmp_path, results_copy, repo))
-    page, errors, dialogs = open_page(browser, f"{base}/report/index.html")
-    assert dialogs == [] and errors == []
+    page, errors, dialogs, blocked = open_page(browser, f"{base}/report/index.html")
+    assert dialogs == [] and errors == [] and blocked == []
     body = page.inner_text("body")
     assert "<script>alert('mode')</script>" in body
     assert "box<img src=x onerror=alert('machine')>" in body
 
 
-# Where no CDN can be reached, asv's third-party libraries are served from the
-# same releases on the npm registry. cdnjs's minified flot 0.8.3 builds and
-# stupidtable 1.0.1 are not on npm (flot's unminified 0.8.3 sources and
-# stupid-table-plugin 1.1.3 are), so the integrity hashes of asv's index.html
-# cannot be met and are dropped from the served copy; asv's own code and the
-# data it published are served unchanged.
-NPM_LIBRARIES = ["jquery@3.3.1", "flot@0.8.3", "flot-orderbars@1.0.0",
-                 "stupid-table-plugin@1.1.3", "blueimp-md5@2.19.0", "bootstrap@3.1.1"]
-CDN_FILES = {
-    "https://code.jquery.com/jquery-3.3.1.min.js": "jquery/dist/jquery.min.js",
-    "https://cdnjs.cloudflare.com/ajax/libs/stupidtable/1.0.1/stupidtable.min.js":
-        "stupid-table-plugin/stupidtable.min.js",
-    "https://cdnjs.cloudflare.com/ajax/libs/blueimp-md5/2.19.0/js/md5.min.js":
-        "blueimp-md5/js/md5.min.js",
-}
-
-
-def cdn_to_npm_file(url, node_modules):
-    """The npm package file standing in for a CDN URL of asv's index.html, or None."""
-    if url in CDN_FILES:
-        return node_modules / CDN_FILES[url]
-    flot = "https://cdnjs.cloudflare.com/ajax/libs/flot/0.8.3/"
-    if url.startswith(flot):
-        return node_modules / "flot" / url[len(flot):].replace(".min.js", ".js")
-    jsdelivr = "https://cdn.jsdelivr.net/npm/"
-    if url.startswith(jsdelivr):
-        package_at_version, _, path = url[len(jsdelivr):].partition("/")
-        return node_modules / package_at_version.rsplit("@", 1)[0] / path
-    return None
-
-
-@pytest.fixture(scope="session")
-def npm_libraries(tmp_path_factory):
-    """node_modules with asv's libraries, or a skip saying why not."""
-    import subprocess
-
-    if not shutil.which("npm"):
-        pytest.skip("asv's site needs its CDN libraries: no CDN and no npm here")
-    prefix = tmp_path_factory.mktemp("asv-libraries")
-    done = subprocess.run(
-        ["npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--silent",
-         *NPM_LIBRARIES], capture_output=True, text=True, timeout=300,
-    )
-    if done.returncode != 0:
-        pytest.skip(f"no CDN, and npm could not install asv's libraries: {done.stderr[-300:]}")
-    return prefix / "node_modules"
-
-
-def serve_cdn_from_npm(page, base, node_modules):
-    import re
-
-    def fulfil(route):
-        url = route.request.url
-        if url.startswith(base) and url.split("#")[0].split("?")[0].endswith("/index.html"):
-            response = route.fetch()
-            body = re.sub(r'\s+integrity="[^"]*"', "", response.text())
-            return route.fulfill(response=response, body=body)
-        local = cdn_to_npm_file(url, node_modules)
-        if local is None:
-            return route.continue_()
-        assert local.is_file(), f"{url}: no {local}"
-        content_type = "text/css" if url.endswith(".css") else "application/javascript"
-        return route.fulfill(body=local.read_bytes(), content_type=content_type,
-                             headers={"Access-Control-Allow-Origin": "*"})
-
-    page.route("**/*", fulfil)
-
-
-def test_asv_graphs_render(tmp_path, results_copy, stack_repo, serve, browser, request):
-    html_dir = site(tmp_path, results_copy, stack_repo)
+def test_asv_graphs_render_with_no_network(tmp_path, results_copy, stack_repo, serve, browser,
+                                           npm_registry):
+    html_dir = site(tmp_path, results_copy, stack_repo, npm_registry)
+    # Publishing served every CDN library from html/ itself.
+    assert external_references((html_dir / "index.html").read_text()) == []
     base = serve(html_dir)
-    url = f"{base}/index.html#multiply.Multiply.time_multiply?machine=testbox"
-    if cdn_reachable():
-        page, errors, _ = open_page(browser, url)
-    else:
-        node_modules = request.getfixturevalue("npm_libraries")
-        page, errors, _ = open_page(
-            browser, url, before=lambda p: serve_cdn_from_npm(p, base, node_modules)
-        )
+    page, errors, _, blocked = open_page(
+        browser, f"{base}/index.html#multiply.Multiply.time_multiply?machine=testbox")
     page.wait_for_selector("#graph-display canvas", timeout=20_000)
-    assert page.locator("#graph-display canvas").count() >= 1
-    # flot labels the axes it drew from the data: the x axis carries the tags.
-    page.wait_for_selector("#graph-display .flot-tick-label", timeout=20_000)
+    assert page.locator("#main-graph canvas").count() >= 1
+    # flot drew its axes from the data, and asv labels each release (a git tag of the
+    # stacks repo) at its place on the x axis, the older one to the left.
+    page.wait_for_selector("#main-graph .flot-tick-label", timeout=20_000)
+    tags = [page.locator("#main-graph div", has_text=tag).last for tag in TAGS]
+    for tag in tags:
+        tag.wait_for(timeout=20_000)
+    lefts = [tag.bounding_box()["x"] for tag in tags]
+    assert lefts[0] < lefts[1]
     assert errors == []
-    assert Path(html_dir, "graphs").is_dir()
+    assert blocked == []
     shot = os.environ.get("TFGPUBENCH_ASV_SCREENSHOT")
     page.screenshot(path=shot or str(tmp_path / "asv.png"), full_page=True)
+
+
+def test_asv_list_sorts_and_regressions_open_with_no_network(tmp_path, results_copy, stack_repo,
+                                                            serve, browser, npm_registry):
+    """asv's benchmark list (and regressions table) sort with stupidtable, the library
+    whose exact release npm lacks (a later one stands in): the list still sorts, and
+    the regressions view opens without an error."""
+    base = serve(site(tmp_path, results_copy, stack_repo, npm_registry))
+    page, errors, _, blocked = open_page(browser, f"{base}/index.html#/summarylist")
+    table = page.locator("#summarylist-body table")
+    table.wait_for(timeout=20_000)
+    first_column = table.locator("tbody tr td:first-child")
+    names = first_column.all_inner_texts()
+    assert len(names) > 1
+    orders = {}
+    for direction in ("desc", "asc"):
+        # asv records each sort in the URL and draws the table anew from it.
+        table.locator("thead th").first.click()
+        page.wait_for_function(f"location.hash.includes('dir={direction}')", timeout=20_000)
+        page.locator(f"#summarylist-body thead th.{direction}").wait_for(timeout=20_000)
+        orders[direction] = first_column.all_inner_texts()
+    # Sorted by the name column one way, then the other: the same rows, reordered.
+    assert sorted(orders["asc"]) == sorted(names)
+    assert orders["asc"] == orders["desc"][::-1] != orders["desc"]
+    page.goto(f"{base}/index.html#/regressions", wait_until="networkidle")
+    page.locator("#regressions-display").wait_for(timeout=20_000)
+    assert errors == [] and blocked == []
