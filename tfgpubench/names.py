@@ -37,6 +37,10 @@ INSTALL_MARKER_FILE = "tfgpubench-installed.json"
 STACK_FILE = "stack.json"
 # The table of stacks, at the checkout's root.
 TABLE_FILE = "stacks.toml"
+# Names the GPU self-check record asv's benchmark processes read; the suite
+# (benchmarks/checks.py, which cannot import this package) spells it too, and
+# tests/test_names.py holds the two equal.
+GPU_CHECKS_ENV = "TFGPUBENCH_GPU_CHECKS"
 # Under the published html/: the libraries asv's pages load from CDNs, served
 # from the site itself as PACKAGE@VERSION/PATH, and the list of where each came from.
 VENDOR_DIR = "vendor"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from . import format as fmt
 from .config import load_config
-from .names import INSTALL_MARKER_FILE, TABLE_FILE
+from .names import GPU_CHECKS_ENV, INSTALL_MARKER_FILE, TABLE_FILE
 from .pairing import series
 from .report import publish_page
 from .stacks import ledger
@@ -233,7 +233,7 @@ def run_existing(args, conf, config_path, stacks, own, asv_args):
     print_gpu_checks(gpu_checks)
     if gpu_checks:
         # The benchmark processes read it instead of running the checks each.
-        os.environ["TFGPUBENCH_GPU_CHECKS"] = str(record_path)
+        os.environ[GPU_CHECKS_ENV] = str(record_path)
     ledger.snapshot(ledger.files_asv_rewrites(results_dir, machine, commit), results_dir,
                     snapshot_dir)
     code = run_asv(asv_command(["run", "-E", f"existing:{python}", "--set-commit-hash", commit,

@@ -1,12 +1,13 @@
 """Measure the measurement: fidelity, noise, sensitivity and cost of the suite, side by side.
 
-fidelity     the suite's per-op time for each cpu eager case, run in this process through
-             asv_runner, against a bare perf_counter loop of the same call (target 1.00 +- 0.05);
-             the 2x2 float32 case against TensorFlow's own eager microbenchmark method
-noise        two full default runs of the same stack compared with `asv compare --factor 1.1`
-             (target: nothing flagged), and the distribution of each case's IQR / median
-sensitivity  the large cpu Multiply cases rerun with TF_NUM_INTRAOP_THREADS=1: every case whose
-             bare-clock time changed by more than the factor must be flagged, nothing else
+fidelity     every cpu case (each size, dtype and mode) under the real `asv run` with the
+             launch method `run` uses, against the same call in a bare loop timed by a
+             process that shares no code with the suite (target 1.00 +- 0.05)
+noise        the same stack measured three times (twice quiet, once while another process is
+             busy on one core for a few seconds at a time), compared with `asv compare
+             --factor 1.1`: target, no time case flagged
+sensitivity  the large cpu Multiply cases rerun with TF_NUM_INTRAOP_THREADS=1: every case
+             whose bare-loop time changed by more than the factor must be flagged, nothing else
 cost         wall time of the full default run (target <= 5 min on 2 cores) and the share
              spent starting processes and importing TensorFlow
 
@@ -25,6 +26,7 @@ from ..config import add_config_argument, load_config
 from ..runner import launch_method_args
 from ..selfcheck import asvruns, cost, fidelity, noise, sensitivity, stats
 from ..selfcheck.console import progress
+from ..selfcheck.load import BurstyLoad
 
 PARTS = ["fidelity", "noise", "sensitivity", "cost"]
 
@@ -41,7 +43,7 @@ def add_arguments(parser):
     parser.add_argument(
         "--quick",
         action="store_true",
-        help="fidelity on 2 sizes with one interleave, no asv runs: ~1 min",
+        help="fidelity only, on 2 sizes: ~2 min",
     )
     parser.add_argument(
         "--launch-method",
@@ -68,12 +70,6 @@ def add_arguments(parser):
         help="asv compare factor (default: %(default)s)",
     )
     parser.add_argument(
-        "--interleave",
-        type=int,
-        default=5,
-        help="fidelity: suite/bare alternations per case (default: %(default)s)",
-    )
-    parser.add_argument(
         "--keep", metavar="DIR", help="put the scratch asv directory here and keep it"
     )
     parser.add_argument("--json", metavar="FILE", help="also write every figure to FILE")
@@ -81,22 +77,16 @@ def add_arguments(parser):
 
 def run(args):
     parts = args.only or (["fidelity"] if args.quick else PARTS)
-    config = load_config(args.config)
+    load_config(args.config)  # says where it looked when there is none
     figures = {"date": time.strftime("%Y-%m-%d %H:%M %Z"), "command": " ".join(sys.argv)}
     ok = True
     start = time.perf_counter()
     print(f"tfgpubench selfcheck, {figures['date']}: {', '.join(parts)}")
     _machine(figures)
 
-    if "fidelity" in parts:
-        ok &= fidelity.run_part(args, config, figures)
-
-    asv_parts = [p for p in parts if p != "fidelity"]
-    if asv_parts:
-        keep = args.keep
-        with tempfile.TemporaryDirectory(prefix="tfgpubench-selfcheck-") as tmp:
-            root = Path(keep) if keep else Path(tmp)
-            ok &= _asv_parts(args, root, asv_parts, figures)
+    with tempfile.TemporaryDirectory(prefix="tfgpubench-selfcheck-") as tmp:
+        root = Path(args.keep) if args.keep else Path(tmp)
+        ok &= _parts(args, root, parts, figures)
 
     figures["selfcheck_seconds"] = time.perf_counter() - start
     print(f"\nselfcheck took {figures['selfcheck_seconds']:.0f} s; overall: {fmt.verdict(ok)}")
@@ -118,30 +108,36 @@ def _machine(figures):
     print(f"machine: {m['platform']}, {m['cpus']} CPUs, Python {m['python']}")
 
 
-# --- noise, sensitivity, cost share one scratch asv setup -------------------------
+# --- every part runs asv in one scratch setup ------------------------------------------
 
 
-def _asv_parts(args, root, parts, figures):
+def _parts(args, root, parts, figures):
     progress(f"  scratch asv directory: {root}")
     launch_method = args.launch_method or launch_method_args([])[1]
-    scratch = asvruns.Scratch(root, args.config, commits=4, launch_method=launch_method)
-    first, second, slowed, baseline_only = scratch.hashes
+    scratch = asvruns.Scratch(root, args.config, commits=6, launch_method=launch_method)
+    fidelity_run, quiet_a, quiet_b, loaded, slowed, baseline_only = scratch.hashes
     ok = True
+    if "fidelity" in parts:
+        ok &= fidelity.run_part(args, scratch, fidelity_run, figures)
     full_runs = {}
-    needed_full = 2 if "noise" in parts else 1 if "cost" in parts else 0
-    for i, commit in enumerate([first, second][:needed_full]):
-        progress(
-            f"  full default run {i + 1}/{needed_full} (launch method {scratch.launch_method})..."
-        )
+    wanted = [quiet_a, quiet_b] if "noise" in parts else [quiet_a] if "cost" in parts else []
+    for number, commit in enumerate(wanted, 1):
+        progress(f"  full default run {number}/{len(wanted) + ('noise' in parts)} "
+                 f"(launch method {scratch.launch_method})...")
         full_runs[commit] = scratch.run(commit, progress=progress)
         progress(f"    took {full_runs[commit]['wall']:.0f} s")
-
     if "noise" in parts:
-        ok &= noise.run_part(args, scratch, first, second, figures)
+        load = BurstyLoad()
+        progress(f"  full default run {len(wanted) + 1}/{len(wanted) + 1}, with {load.describe()}")
+        with load:
+            full_runs[loaded] = scratch.run(loaded, progress=progress)
+        ok &= noise.run_part(args, scratch, {"quiet": (quiet_a, quiet_b),
+                                             "loaded": (quiet_a, loaded)}, figures)
     if "sensitivity" in parts:
-        baseline = second if second in full_runs else baseline_only
-        run_baseline = baseline not in full_runs
-        ok &= sensitivity.run_part(args, scratch, baseline, slowed, run_baseline, figures)
+        baseline = quiet_b if quiet_b in full_runs else baseline_only
+        ok &= sensitivity.run_part(args, scratch, baseline, slowed, baseline not in full_runs,
+                                   figures)
     if "cost" in parts:
-        ok &= cost.run_part(scratch, full_runs, figures)
+        quiet = {c: r for c, r in full_runs.items() if c != loaded}
+        ok &= cost.run_part(scratch, quiet, figures)
     return ok

@@ -16,7 +16,8 @@ import sys
 import time
 from pathlib import Path
 
-from ..runner import ASV_RUN_DEFAULTS
+from ..names import GPU_CHECKS_ENV
+from ..runner import ASV_RUN_DEFAULTS, gpu_checks_in
 
 MACHINE = "selfcheck"
 _PROGRESS = re.compile(r"^\[\s*\d+(\.\d+)?%\]")
@@ -32,6 +33,7 @@ class Scratch:
         self.repo = self.root / "repo"
         self.home = self.root / "home"
         self.home.mkdir(parents=True, exist_ok=True)
+        self.gpu_checks = self.root / "gpu-checks.json"
         self.hashes = _make_repo(self.repo, commits)
         config = load_json(str(config_path), js_comments=True)
         base = Path(config_path).resolve().parent
@@ -50,9 +52,12 @@ class Scratch:
         self.config = self.root / "asv.conf.json"
         self.config.write_text(json.dumps(config, indent=1))
         self._asv(["machine", "--yes", "--machine", MACHINE], quiet=True)
+        # The GPU self-check once, handed to every benchmark process, as `run` does.
+        if gpu_checks_in(sys.executable, self.benchmark_dir, self.gpu_checks) is None:
+            raise RuntimeError("the GPU self-check did not run in this Python")
 
     def env(self, extra=None):
-        env = dict(os.environ, HOME=str(self.home))
+        env = dict(os.environ, HOME=str(self.home), **{GPU_CHECKS_ENV: str(self.gpu_checks)})
         env.update(extra or {})
         return env
 

@@ -1,63 +1,55 @@
-"""Noise: two full default runs of the same stack, compared with `asv compare`.
+"""Noise: the same stack measured twice must not be flagged, quiet or under passing load.
 
-Target: nothing flagged at the factor; also the distribution of each case's
-interquartile range relative to its median, the run's own spread.
+Three full default runs of one stack: A and B on a quiet machine, C while a
+second process is busy on one core for a few seconds at a time (load.py).
+`asv compare --factor F` of A with B, and of A with C: target, no time case
+flagged either way. Also the distribution of each case's spread (IQR / median).
 """
 
 from .. import format as fmt
 from . import stats
 from .console import section
+from .load import BurstyLoad
 
 
-def run_part(args, scratch, first, second, figures):
-    """Print how two runs of the same stack compare; whether nothing was flagged."""
-    section(f"noise: two full runs of the same stack, asv compare --factor {args.factor}")
-    rows = stats.parse_compare(scratch.compare(first, second, args.factor))
-    flags = stats.flagged(rows)
+def flags_of(scratch, before, after, factor):
+    """(rows, {case: mark}) of asv compare between two commits."""
+    rows = stats.parse_compare(scratch.compare(before, after, factor))
+    return rows, stats.flagged(rows)
+
+
+def report_comparison(title, rows, flags):
+    """Print one A/A comparison; the number of time cases flagged."""
     compared = [r for r in rows if r["ratio"] is not None]
-    insignificant = [r for r in compared if r["insignificant"]]
     timed = {n: m for n, m in flags.items() if ".time_" in n}
-    print(
-        f"  {len(compared)} cases compared; flagged: {len(flags)} ({len(timed)} time, "
-        f"{len(flags) - len(timed)} track)  target 0  {fmt.verdict(not flags)}"
-    )
+    print(f"  {title}: {len(compared)} cases compared; flagged: {len(timed)} time, "
+          f"{len(flags) - len(timed)} one-value track  target 0 time  {fmt.verdict(not timed)}")
     for name, mark in sorted(flags.items()):
         row = next(r for r in rows if r["name"] == name)
         print(f"    {mark} x{row['ratio']:.2f}  {name}")
-    if len(flags) > len(timed):
-        print(
-            "    (track benchmarks record one value, no samples: asv flags them on the "
-            "factor alone)"
-        )
-    print(f"  past the factor but not significant ('~'): {len(insignificant)}")
+    return timed
 
+
+def run_part(args, scratch, runs, figures):
+    """runs: {"quiet": (A, B), "loaded": (A, C)} commits already measured. Prints the
+    comparisons; whether no time case was flagged in either."""
+    section(f"noise: the same stack measured again, asv compare --factor {args.factor}")
+    figures["noise"] = {"load": BurstyLoad().describe()}
+    ok = True
+    for name, (before, after) in runs.items():
+        rows, flags = flags_of(scratch, before, after, args.factor)
+        title = "quiet A/A" if name == "quiet" else f"A/A with {BurstyLoad().describe()}"
+        timed = report_comparison(title, rows, flags)
+        figures["noise"][name] = {"compared": len([r for r in rows if r["ratio"] is not None]),
+                                  "flagged": flags, "time_flagged": len(timed)}
+        ok &= not timed
     spreads = {}
-    for commit in (first, second):
-        cases = stats.unroll_results(scratch.result_file(commit))
-        for name, value in stats.spreads(cases).items():
-            spreads.setdefault(name, []).append(value)
-    flat = [v for values in spreads.values() for v in values]
-    d = stats.distribution(flat)
-    print(
-        f"  spread (IQR / median) over {d['n']} measured time cases x 2 runs: "
-        f"median {d['median']:.1%}, 90th percentile {d['p90']:.1%}, max {d['max']:.1%}"
-    )
-    by_benchmark = {}
-    for name, values in spreads.items():
-        by_benchmark.setdefault(name.split("(")[0], []).extend(values)
-    for benchmark, values in sorted(by_benchmark.items()):
-        b = stats.distribution(values)
-        print(
-            f"    {benchmark:<34} median {b['median']:.1%}  p90 {b['p90']:.1%}  max {b['max']:.1%}"
-        )
-    worst = sorted(spreads.items(), key=lambda kv: -max(kv[1]))[:3]
-    for name, values in worst:
-        print(f"    widest: {max(values):.1%}  {name}")
-    figures["noise"] = {
-        "compared": len(compared),
-        "flagged": flags,
-        "insignificant": len(insignificant),
-        "spread": d,
-        "spread_by_benchmark": {k: stats.distribution(v) for k, v in by_benchmark.items()},
-    }
-    return not flags
+    for commit in {c for pair in runs.values() for c in pair}:
+        for case, value in stats.spreads(stats.unroll_results(scratch.result_file(commit))).items():
+            spreads.setdefault(case, []).append(value)
+    d = stats.distribution([v for values in spreads.values() for v in values])
+    if d["n"]:
+        print(f"  spread (IQR / median) over {d['n']} measured time cases x runs: "
+              f"median {d['median']:.1%}, 90th percentile {d['p90']:.1%}, max {d['max']:.1%}")
+    figures["noise"]["spread"] = d
+    return ok

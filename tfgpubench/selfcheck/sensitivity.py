@@ -1,16 +1,20 @@
 """Sensitivity: does asv flag a real change, and only a real one?
 
 The large cpu Multiply cases are rerun with a slowing environment (by default
-TF_NUM_INTRAOP_THREADS=1); every case whose bare-clock time changed by more
-than the factor must be flagged, in the right direction, and nothing else.
+TF_NUM_INTRAOP_THREADS=1); every case whose time really changed by more than
+the factor must be flagged, in the right direction, and nothing else. What
+really changed is measured outside the suite's code: the same calls in bare
+loops (reference_worker.py), in both environments.
 """
 
 import math
 
 from .. import format as fmt
-from ..names import MULTIPLY
-from . import sensitivity_truth, stats
+from ..names import MULTIPLY, case_id
+from ..suite import grid
+from . import stats
 from .console import progress, section
+from .reference import measure
 
 SLOW_ENV_DEFAULT = "TF_NUM_INTRAOP_THREADS=1"
 
@@ -34,14 +38,12 @@ def run_part(args, scratch, baseline, slowed, run_baseline, figures):
     ]
     flags = stats.flagged(rows)
 
-    progress("  bare-clock truth: two workers (default, slowed), asked in turn...")
-    truth = sensitivity_truth.measure(
-        scratch.benchmark_dir,
-        {variable: value},
-        progress=progress,
-        keep=lambda case: case[0] == "cpu" and case[1] in sizes,
-    )
-    ratios = {name: t["slowed"] / t["default"] for name, t in truth.items()}
+    progress("  the truth: the same calls in bare loops, default and slowed, asked in turn...")
+    wanted = [(size, dtype, mode) for size in sizes for dtype in grid.DTYPES
+              for mode in grid.MODES]
+    truth = measure(wanted, {"default": {}, "slowed": {variable: value}}, 2, progress)
+    ratios = {case_id(MULTIPLY, map(repr, ("cpu", *case))): t["slowed"] / t["default"]
+              for case, t in truth.items()}
     match = stats.match_flags(ratios, flags, args.factor)
     real = len(match["caught"]) + len(match["missed"]) + len(match["wrong_way"])
     asv_ratio = {r["name"]: r["ratio"] for r in rows}

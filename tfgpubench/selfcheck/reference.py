@@ -1,0 +1,77 @@
+"""Drives reference workers (reference_worker.py): the bare-loop truth, in processes of
+their own, one per environment (the default, and a slowed one for sensitivity).
+
+Workers are asked in turn, never at the same time; each case is asked of every
+worker `passes` times, the order reversed on every pass, so slow drift of the
+machine hits all of them alike.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from . import stats
+
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+
+
+class ReferenceWorker:
+    """One reference_worker process with `extra_env`; ask(size, dtype, mode) -> s/op or None."""
+
+    def __init__(self, extra_env=None):
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "tfgpubench.selfcheck.reference_worker"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            env=dict(os.environ, **(extra_env or {})), cwd=PACKAGE_ROOT,
+        )
+        self.ready = self._read()
+
+    def _read(self):
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError("the reference worker exited early")
+        return json.loads(line)
+
+    def ask(self, size, dtype, mode):
+        self.process.stdin.write(f"{size} {dtype} {mode}\n")
+        self.process.stdin.flush()
+        return self._read().get("median")
+
+    def close(self):
+        self.process.stdin.close()
+        self.process.wait()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+def measure(cases, envs, passes=2, progress=None):
+    """{case: {env name: median s/op over the passes}} for (size, dtype, mode) cases.
+
+    envs: {name: extra environment}; a case any worker could not time is left out.
+    """
+    workers = {name: ReferenceWorker(extra) for name, extra in envs.items()}
+    out = {}
+    try:
+        for number, case in enumerate(cases, 1):
+            got = {name: [] for name in workers}
+            order = list(workers.items())
+            for p in range(passes):
+                for name, worker in (order if p % 2 == 0 else order[::-1]):
+                    value = worker.ask(*case)
+                    if value is not None:
+                        got[name].append(value)
+            if all(got.values()):
+                out[case] = {name: stats.median(values) for name, values in got.items()}
+            if progress and number % 16 == 0:
+                progress(f"    reference: {number}/{len(cases)} cases")
+    finally:
+        for worker in workers.values():
+            worker.close()
+    return out
