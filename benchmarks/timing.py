@@ -4,6 +4,7 @@ A timed call is a block of ops followed by one wait; asv is handed a clock
 that divides by the block's length, so it records seconds per op.
 """
 
+import glob
 import time
 
 from .grid import calibrated_ops
@@ -60,3 +61,84 @@ def per_op_seconds(block, min_time=0.2, min_blocks=5):
     samples.sort()
     middle = len(samples) // 2
     return samples[middle] if len(samples) % 2 else (samples[middle - 1] + samples[middle]) / 2
+
+
+# --- waiting for a quiet machine -------------------------------------------------------
+#
+# Passing load from another process (a build, a browser tab) slows a multi-threaded
+# op for as long as it lasts; a sample taken then is not the op's time. Before each
+# sample, the suite waits until no other process is runnable, up to a limit, so the
+# samples of a case come from the quiet moments of the run. Linux only (/proc); on
+# other systems `other_runnable` is None and nothing waits.
+
+QUIET_READS = 3  # reads of the run queue per look; busy when most see another task
+QUIET_POLL_SECONDS = 0.02
+QUIET_MAX_WAIT_SECONDS = 2.0  # per sample
+QUIET_BUDGET_SECONDS = 20.0  # per process: on a machine that is never quiet, measure anyway
+
+
+def _procs_running():
+    with open("/proc/stat") as stat:
+        for line in stat:
+            if line.startswith("procs_running"):
+                return int(line.split()[1])
+    return None
+
+
+def _own_running():
+    running = 0
+    for path in glob.glob("/proc/self/task/*/stat"):
+        try:
+            with open(path) as stat:
+                fields = stat.read()
+        except OSError:  # a thread that just ended
+            continue
+        running += fields[fields.rindex(")") + 2] == "R"
+    return running
+
+
+def other_runnable():
+    """Tasks of other processes runnable right now, or None where the OS won't say."""
+    try:
+        total = _procs_running()
+    except OSError:
+        return None
+    return None if total is None else max(0, total - _own_running())
+
+
+def busy(reads):
+    """Whether most reads of other_runnable saw another task running."""
+    seen = [r for r in reads if r is not None]
+    return bool(seen) and sum(r > 0 for r in seen) * 2 > len(seen)
+
+
+class QuietGate:
+    """wait() returns once no other process is runnable, or after the limits; it keeps
+    count of what it waited, for the record."""
+
+    def __init__(self, read=other_runnable, sleep=time.sleep, clock=time.perf_counter,
+                 max_wait=QUIET_MAX_WAIT_SECONDS, budget=QUIET_BUDGET_SECONDS):
+        self.read, self.sleep, self.clock = read, sleep, clock
+        self.max_wait, self.budget = max_wait, budget
+        self.waited = 0.0
+        self.gave_up = 0
+
+    def look(self):
+        return busy([self.read() for _ in range(QUIET_READS)])
+
+    def wait(self):
+        if self.waited >= self.budget or not self.look():
+            return
+        start = self.clock()
+        while True:
+            self.sleep(QUIET_POLL_SECONDS)
+            spent = self.clock() - start
+            if not self.look():
+                break
+            if spent >= self.max_wait or self.waited + spent >= self.budget:
+                self.gave_up += 1
+                break
+        self.waited += self.clock() - start
+
+
+quiet_gate = QuietGate()
