@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass
 
 from .. import format as fmt
+from ..names import FRAMEWORK_MULTIPLY
 from .analysis import Crossover, Estimate, LinearFit
 
 
@@ -86,7 +87,45 @@ def stack_tables(report):
             ["device", "dtype", "seconds"],
             [[r["device"], r["dtype"], fmt.seconds(r["seconds"])] for r in report.waits],
         ))
+    if not report.has_tensorflow:
+        tables = []
+    if report.comparison is not None:
+        tables += comparison_tables(report.comparison)
     return tables
+
+
+def comparison_tables(comparison):
+    """TensorFlow against PyTorch, JAX and numpy: times, fixed costs, GPU crossovers."""
+    source = f" (comparators from {comparison.partner})" if comparison.partner else ""
+    frameworks = list(FRAMEWORK_MULTIPLY)
+    return [
+        Table(
+            "TensorFlow against the fastest comparator, seconds per op (each framework's "
+            "fastest case of that device and mode kind)" + source,
+            ["device", "dtype", "mode", "size", *frameworks, "fastest comparator",
+             "TensorFlow / fastest (IQR range)"],
+            [[r["device"], r["dtype"], r["mode"], fmt.side(r["size"]),
+              *[fmt.seconds(r.get(name)) for name in frameworks], r["fastest"],
+              fmt.ratio(r["tensorflow_vs_fastest"])] for r in comparison.times],
+        ),
+        Table(
+            "Fixed cost per op by framework (t = a + b*bytes)" + source,
+            ["framework", "device", "dtype", "case", "a (fixed)", "1/b",
+             "a as share of smallest op"],
+            [[r["framework"], r["device"], r["dtype"], r["case"],
+              f"{fmt.seconds(r['fit'].fixed)} ± {fmt.seconds(r['fit'].fixed_error)}",
+              fmt.bandwidth(r["fit"].bandwidth),
+              f"{fmt.share(r['fixed_share_of_smallest'])} of "
+              f"{fmt.seconds(r['smallest_seconds'])} at {fmt.side(r['smallest_size'])}"]
+             for r in comparison.fits],
+        ),
+        Table(
+            "GPU crossover by framework: the size from which its GPU beats its CPU" + source,
+            ["framework", "dtype", "case", "crossover"],
+            [[r["framework"], r["dtype"], r["case"], _crossing_text(r["crossover"])]
+             for r in comparison.crossovers],
+        ),
+    ]
 
 
 HEADLINES = {
@@ -98,6 +137,10 @@ HEADLINES = {
     "gpu_function_slowdown_vs_eager": ("per-op tf.function slowdown vs eager (GPU, 2x2)", "x"),
     "cpu_bandwidth_share": ("CPU eager bandwidth share of numpy STREAM-scale", "share"),
     "gpu_bandwidth_share": ("GPU eager bandwidth share of its reference", "share"),
+    "cpu_eager_fixed_cost_vs_cheapest_comparator": (
+        "CPU eager fixed cost: TensorFlow / cheapest comparator", "x"),
+    "gpu_eager_fixed_cost_vs_cheapest_comparator": (
+        "GPU eager fixed cost: TensorFlow / cheapest comparator", "x"),
 }
 
 
@@ -225,6 +268,7 @@ def jsonable(value):
 
 
 SECTIONS = ["speedups", "crossovers", "fits", "bandwidth", "modes", "waits"]
+COMPARISON_SECTIONS = ["times", "fits", "crossovers"]
 
 
 def report_data(report):
@@ -238,6 +282,7 @@ def report_data(report):
                 "verdicts": s.verdicts, "seed": jsonable(s.seed),
                 "headline": jsonable(s.headline),
                 **{section: jsonable(getattr(s, section)) for section in SECTIONS},
+                "comparison": comparison_data(s.comparison),
             }
             for s in stacks
         ]
@@ -245,6 +290,13 @@ def report_data(report):
         "machines": machines,
         "problems": [{"path": p.path, "message": p.message} for p in report["problems"]],
     }
+
+
+def comparison_data(comparison):
+    if comparison is None:
+        return None
+    return {"partner": comparison.partner, "verdicts": comparison.verdicts,
+            **{name: jsonable(getattr(comparison, name)) for name in COMPARISON_SECTIONS}}
 
 
 def render_json(report):
@@ -287,6 +339,18 @@ def render_csv(report):
                         for quantity, number, low, high in _csv_values(key, value):
                             writer.writerow(head + [section] + dims + [
                                 quantity, _csv_number(number), _csv_number(low),
+                                _csv_number(high)])
+            for section in COMPARISON_SECTIONS if stack.comparison is not None else []:
+                for row in getattr(stack.comparison, section):
+                    dims = [row.get(d, "") for d in CSV_DIMENSIONS]
+                    # A row of one framework names it in each quantity.
+                    prefix = f"{row['framework']} " if "framework" in row else ""
+                    for key, value in row.items():
+                        if key in CSV_DIMENSIONS:
+                            continue
+                        for quantity, number, low, high in _csv_values(key, value):
+                            writer.writerow(head + [f"comparison_{section}"] + dims + [
+                                prefix + quantity, _csv_number(number), _csv_number(low),
                                 _csv_number(high)])
             for key, value in stack.headline.items():
                 writer.writerow(head + ["headline", "", "", "", "", key, _csv_number(value),
