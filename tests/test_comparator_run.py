@@ -3,6 +3,7 @@ command, what it brings back, and (slow) the run itself with asv."""
 
 import json
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +11,13 @@ from pathlib import Path
 import pytest
 
 from tfgpubench import comparator_run
-from tfgpubench.names import COMPARATOR_BENCHMARKS, INSTALLED_VERSIONS_FILE
+from tfgpubench.names import (
+    INSTALLED_VERSIONS_FILE,
+    JAX_MULTIPLY,
+    MULTIPLY,
+    NUMPY_MULTIPLY,
+    TORCH_MULTIPLY,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "report" / "fixtures" / "comparators" / "results"
@@ -35,15 +42,25 @@ def test_the_same_versions_give_the_same_commit_anywhere(tmp_path):
     assert tags == [data["label"]]
 
 
-def test_asv_runs_the_existing_python_with_the_forkserver_and_the_comparators_alone():
-    args = comparator_run.asv_run_args("/opt/python3", "abc123", "h200")
+def test_asv_runs_the_existing_python_with_the_forkserver():
+    args = comparator_run.asv_run_args("/opt/python3", "abc123", "h200", "^numpy")
     assert args[:3] == ["run", "-E", "existing:/opt/python3"]
     assert args[args.index("--set-commit-hash") + 1] == "abc123"
     assert args[args.index("--machine") + 1] == "h200"
     assert args[args.index("--launch-method") + 1] == "forkserver"
-    assert args[args.index("-b") + 1] == COMPARATOR_BENCHMARKS
-    mine = comparator_run.asv_run_args("/opt/python3", "abc123", "h200", ["-b", "numpy", "--quick"])
-    assert mine.count("-b") == 1 and mine[-3:] == ["-b", "numpy", "--quick"]
+    assert args[args.index("-b") + 1] == "^numpy"
+
+
+def test_one_asv_run_per_comparator_so_a_cut_run_keeps_the_frameworks_done():
+    groups = comparator_run.benchmark_groups(["--quick"])
+    ids = [NUMPY_MULTIPLY, TORCH_MULTIPLY, JAX_MULTIPLY]
+    assert [re.search(group, name) is not None for group in groups for name in ids] == [
+        True, False, False, False, True, False, False, False, True]
+    assert not any(re.search(group, MULTIPLY) for group in groups)
+    # Benchmarks picked by hand: one run, as asked.
+    assert comparator_run.benchmark_groups(["-b", "multiply"]) == [None]
+    args = comparator_run.asv_run_args("/opt/python3", "abc123", "h200", None, ["-b", "x"])
+    assert args.count("-b") == 1 and args[-2:] == ["-b", "x"]
 
 
 def test_the_config_keeps_the_checkouts_settings_and_writes_only_under_work(tmp_path):

@@ -32,7 +32,7 @@ import time
 from importlib import metadata
 from pathlib import Path
 
-from .names import COMPARATOR_BENCHMARKS, INSTALLED_VERSIONS_FILE
+from .names import FRAMEWORK_MULTIPLY, INSTALLED_VERSIONS_FILE
 from .stacks import ledger
 from .stacks import repo as stacks_repo
 from .stacks.machine import machine_info
@@ -54,6 +54,9 @@ TENSORFLOW_DISTRIBUTIONS = ("tensorflow", "tensorflow-cpu", "tensorflow-macos",
 # a fixed one makes the commit depend on the versions alone, so reruns land on it.
 STACK_DATE = "2026-01-01"
 LABEL_PREFIX = "own-comparators-"
+# One `asv run` per framework, quickest first: asv saves a run's results only when the
+# run ends, so a command cut short by a time limit keeps the frameworks done before.
+FRAMEWORK_ORDER = ("numpy", "PyTorch", "JAX")
 SKIPPED = re.compile(r"asv: skipped: NotImplementedError\((['\"])(.*)\1\)")
 
 
@@ -97,14 +100,20 @@ def asv_config(work, benchmark_dir, repo):
     return config
 
 
-def asv_run_args(python, commit, machine, asv_args=()):
-    """`asv run` on the existing `python`, recorded under `commit` and `machine`; the
-    comparators only, unless asv_args pick benchmarks (-b) themselves."""
-    picked = any(a in ("-b", "--bench") or a.startswith("--bench=") for a in asv_args)
-    bench = [] if picked else ["-b", COMPARATOR_BENCHMARKS]
+def benchmark_groups(asv_args):
+    """The -b regular expressions of the asv runs to make: one per comparator, in
+    FRAMEWORK_ORDER; [None] (one run, asv_args choose) if asv_args pick benchmarks."""
+    if any(a in ("-b", "--bench") or a.startswith("--bench=") for a in asv_args):
+        return [None]
+    return ["^" + re.escape(FRAMEWORK_MULTIPLY[name]) for name in FRAMEWORK_ORDER]
+
+
+def asv_run_args(python, commit, machine, bench, asv_args=()):
+    """`asv run` on the existing `python`, recorded under `commit` and `machine`, of the
+    benchmarks matching `bench` (None: as asv_args say)."""
     return ["run", "-E", f"existing:{python}", "--set-commit-hash", commit,
             "--machine", machine, "--launch-method", "forkserver", "--show-stderr",
-            *bench, *asv_args]
+            *(["-b", bench] if bench else []), *asv_args]
 
 
 def skip_reasons(log):
@@ -165,18 +174,18 @@ def download_wheels(target, python_version="3.12"):
     return pins
 
 
-def run_logged(cmd, env, log_path):
-    """Run cmd, echoing its output and keeping it in log_path; (exit code, output)."""
+def run_logged(cmd, env, log):
+    """Run cmd, echoing its output and appending it to the open file `log`;
+    (exit code, output)."""
     chunks = []
-    with open(log_path, "w", encoding="utf-8") as log:
-        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, bufsize=1)
-        for line in proc.stdout:
-            sys.stdout.write(line)
-            log.write(line)
-            chunks.append(line)
-        code = proc.wait()
-    return code, "".join(chunks)
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, bufsize=1)
+    for line in proc.stdout:
+        sys.stdout.write(line)
+        log.write(line)
+        log.flush()
+        chunks.append(line)
+    return proc.wait(), "".join(chunks)
 
 
 def collect(results_dir, machine, commit, out):
@@ -234,30 +243,44 @@ def run(args):
     print(f"machine {args.machine}: {info.get('cpu')}; GPU {info['gpu']}; {info['os']}",
           flush=True)
 
+    (out / "stack.json").write_text(stacks_repo.stack_file_content(data))
     asv_args = [a for a in args.asv_args if a != "--"]
     if args.rounds:
         asv_args += ["-a", f"rounds={args.rounds}"]
-    cmd = [sys.executable, "-m", "asv", *asv_run_args(sys.executable, commit, args.machine,
-                                                       asv_args), "--config", str(config_path)]
-    code, log = run_logged(cmd, env, out / "asv-run.log")
     results_dir = Path(config["results_dir"])
-    if code in (0, 2):  # 2: some benchmark failed, the rest were saved
-        for path in ledger.result_files(results_dir, args.machine, commit):
-            ledger.record_installed(results_dir, args.machine, {
-                "label": data["label"], "commit": commit,
-                "env_name": json.loads(path.read_text())["env_name"],
-                "installed": {**versions, **installed_versions(TENSORFLOW_DISTRIBUTIONS)},
-                "python": ".".join(map(str, sys.version_info[:3])),
-                "existing": sys.executable, "comparators": True, "asv_exit": code})
-    (out / "stack.json").write_text(stacks_repo.stack_file_content(data))
-    copied = collect(results_dir, args.machine, commit, out) if results_dir.is_dir() else []
+    codes, output, copied = [], "", []
+    with open(out / "asv-run.log", "w", encoding="utf-8") as log:
+        for bench in benchmark_groups(asv_args):
+            cmd = [sys.executable, "-m", "asv",
+                   *asv_run_args(sys.executable, commit, args.machine, bench, asv_args),
+                   "--config", str(config_path)]
+            code, text = run_logged(cmd, env, log)
+            codes.append(code)
+            output += text
+            # 2: some benchmark failed, the rest were saved.
+            if code in (0, 2) and not (results_dir / args.machine /
+                                       INSTALLED_VERSIONS_FILE).exists():
+                record_installed(results_dir, args.machine, commit, data, versions)
+            if results_dir.is_dir():
+                copied = collect(results_dir, args.machine, commit, out)
     for result_file in copied:
         print("\n".join(summary(result_file)))
-    for reason, count in sorted(skip_reasons(log).items()):
+    for reason, count in sorted(skip_reasons(output).items()):
         print(f"skipped {count}x: {reason}")
-    print(f"asv exited {code}; {len(copied)} result file(s) in {out / 'results'}; "
-          f"{time.monotonic() - started:.0f} s", flush=True)
-    return 0 if code == 0 and copied else 1
+    print(f"asv exited {', '.join(map(str, codes))}; {len(copied)} result file(s) in "
+          f"{out / 'results'}; {time.monotonic() - started:.0f} s", flush=True)
+    return 0 if not any(codes) and copied else 1
+
+
+def record_installed(results_dir, machine, commit, data, versions):
+    """Say in installed-versions.jsonl what each result file of `commit` measured."""
+    for path in ledger.result_files(results_dir, machine, commit):
+        ledger.record_installed(results_dir, machine, {
+            "label": data["label"], "commit": commit,
+            "env_name": json.loads(path.read_text())["env_name"],
+            "installed": {**versions, **installed_versions(TENSORFLOW_DISTRIBUTIONS)},
+            "python": ".".join(map(str, sys.version_info[:3])),
+            "existing": sys.executable, "comparators": True})
 
 
 def build_parser():

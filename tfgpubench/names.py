@@ -23,8 +23,6 @@ NUMPY_MULTIPLY = "numpy_multiply.NumpyMultiply.time_multiply"
 TENSORFLOW = "TensorFlow"
 FRAMEWORK_MULTIPLY = {TENSORFLOW: MULTIPLY, "PyTorch": TORCH_MULTIPLY, "JAX": JAX_MULTIPLY,
                       "numpy": NUMPY_MULTIPLY}
-# asv's -b regular expression for the comparators alone.
-COMPARATOR_BENCHMARKS = r"^(torch|jax|numpy)_multiply\."
 
 # The seed's case: a 2x2 int32 tensor multiplied eagerly, one Python call per op.
 SEED_SIZE, SEED_DTYPE, SEED_MODE = 2, "int32", "eager"
