@@ -86,6 +86,13 @@ def test_skip_reasons_are_counted_from_asvs_output():
                        "MPS (Apple\\'s Metal) exists only": 1}
 
 
+def test_a_device_started_before_the_fork_is_reported():
+    log = ("<string>:5: RuntimeWarning: os.fork() was called. os.fork() is incompatible with "
+           "multithreaded code, and JAX is multithreaded\n" * 2)
+    assert comparator_run.fork_hazards(log) == {"os.fork() was called": 2}
+    assert comparator_run.fork_hazards("all well") == {}
+
+
 def test_the_summary_counts_measured_cases_per_device():
     path = next((FIXTURE / "vm-xeon").glob("*_.venv_bin_python.json"))
     data = json.loads(path.read_text())

@@ -58,6 +58,9 @@ LABEL_PREFIX = "own-comparators-"
 # run ends, so a command cut short by a time limit keeps the frameworks done before.
 FRAMEWORK_ORDER = ("numpy", "PyTorch", "JAX")
 SKIPPED = re.compile(r"asv: skipped: NotImplementedError\((['\"])(.*)\1\)")
+# What a framework says when a device was started before asv's forkserver forked: the
+# preload (benchmarks/forkserver_preload.py) must only import. Checked on every run.
+FORK_HAZARDS = ("os.fork() was called", "Cannot re-initialize CUDA in forked subprocess")
 
 
 def installed_versions(distributions=COMPARATOR_DISTRIBUTIONS):
@@ -122,6 +125,11 @@ def skip_reasons(log):
     for match in SKIPPED.finditer(log):
         counts[match.group(2)] = counts.get(match.group(2), 0) + 1
     return counts
+
+
+def fork_hazards(log):
+    """{message: how many times} of FORK_HAZARDS in asv's output."""
+    return {message: log.count(message) for message in FORK_HAZARDS if message in log}
 
 
 def summary(result_file):
@@ -267,6 +275,8 @@ def run(args):
         print("\n".join(summary(result_file)))
     for reason, count in sorted(skip_reasons(output).items()):
         print(f"skipped {count}x: {reason}")
+    for message, count in fork_hazards(output).items():
+        print(f"warning: {count}x {message!r}: a device started before the fork")
     print(f"asv exited {', '.join(map(str, codes))}; {len(copied)} result file(s) in "
           f"{out / 'results'}; {time.monotonic() - started:.0f} s", flush=True)
     return 0 if not any(codes) and copied else 1
