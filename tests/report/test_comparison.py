@@ -161,6 +161,7 @@ def test_the_page_shows_the_comparison(loaded, tmp_path):
     assert "TensorFlow against the fastest comparator" in page
     assert "Is it TensorFlow or this CPU?" in page
     assert COMPARATORS_ONLY_NOTE in page
+    assert "../index.html#torch_multiply.TorchMultiply.time_multiply?machine=vm-xeon" in page
 
 
 # --- the words, on made-up numbers ------------------------------------------------------
