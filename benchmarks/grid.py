@@ -19,6 +19,28 @@ DTYPES = ["int32", "float32"]
 # ops inside one tf.function, so per-op Python dispatch disappears.
 MODES = ["eager", "function", "xla", "graph_loop"]
 
+# The comparators (torch_multiply.py, jax_multiply.py, numpy_multiply.py): the same
+# sizes and dtypes, each framework's devices and modes under its own names.
+# PyTorch: "mps" is Apple's Metal (Apple silicon and Intel Macs with AMD GPUs).
+TORCH_DEVICES = ["cpu", "mps", "cuda"]
+# eager only: torch.compile per op would be the analogue of `function`, but compiling
+# costs 5-25 s in every benchmark process (asv starts one per case and round).
+TORCH_MODES = ["eager"]
+JAX_DEVICES = ["cpu", "gpu"]
+# eager: op by op, one Python call per op; jit: one jax.jit call per op; fori_loop:
+# the whole loop of ops in one jitted lax.fori_loop (the analogue of graph_loop).
+JAX_MODES = ["eager", "jit", "fori_loop"]
+NUMPY_DEVICES = ["cpu"]
+NUMPY_MODES = ["eager"]
+
+# What each framework's device and mode is, for comparing frameworks with each other.
+DEVICE_KIND = {"cpu": "cpu", "gpu": "gpu", "cuda": "gpu", "mps": "gpu"}
+MODE_KIND = {
+    "eager": "eager",
+    "function": "compiled per op", "xla": "compiled per op", "jit": "compiled per op",
+    "graph_loop": "compiled loop", "fori_loop": "compiled loop",
+}
+
 # The factor of the seed's `tf.multiply(tensor, 2)`.
 FACTOR = 2
 ITEMSIZE = {"int32": 4, "float32": 4}
@@ -32,7 +54,9 @@ ITEMSIZE = {"int32": 4, "float32": 4}
 MAX_OPS_PER_BLOCK = 100
 ELEMENTS_PER_BLOCK = 1 << 22
 MIN_BLOCK_SECONDS = 0.01
-MAX_CALIBRATED_OPS = 10_000
+# A compiled loop of 2x2 multiplies runs ~3 ns per op (JAX's fori_loop on this CPU):
+# 10 ms of it is ~3 million ops.
+MAX_CALIBRATED_OPS = 10_000_000
 
 
 def ops_per_block(size):

@@ -25,20 +25,24 @@ def per_op_timer(ops):
     return clock
 
 
-def calibrated_block(make_block, ops):
+def calibrated_block(make_block, ops, attempts=10):
     """A warmed-up block lasting at least grid.MIN_BLOCK_SECONDS.
 
     make_block(ops) returns a zero-argument callable running `ops` ops and
     waiting for the last, with an `ops` attribute saying so; it is called
     once to trace, compile and allocate outside any timed region, then timed
-    once to lengthen it.
+    and lengthened until it lasts long enough (at most `attempts` times: where
+    a call's fixed cost dwarfs its ops, as for a compiled loop of ~3 ns ops,
+    one estimate from a short block falls short by orders of magnitude).
     """
     block = make_block(ops)
     block()
-    start = time.perf_counter()
-    block()
-    longer = calibrated_ops(ops, time.perf_counter() - start)
-    if longer != ops:
+    for _ in range(attempts):
+        start = time.perf_counter()
+        block()
+        longer = calibrated_ops(block.ops, time.perf_counter() - start)
+        if longer == block.ops:
+            break
         block = make_block(longer)
         block()
     return block

@@ -18,6 +18,14 @@ CPU_REFERENCE = "reference.StreamScale.track_scale_bandwidth"
 CPU_ONE_THREAD_REFERENCE = "reference.NumpyScale.track_numpy_scale_bandwidth"
 SEED_SPEEDUP = "seed.SeedScript.track_reported_speedup"
 SEED_ON_GPU = "seed.SeedScript.track_gpu_calls_on_a_gpu"
+# The same multiply in the comparator frameworks (benchmarks/*_multiply.py).
+TORCH_MULTIPLY = "torch_multiply.TorchMultiply.time_multiply"
+JAX_MULTIPLY = "jax_multiply.JaxMultiply.time_multiply"
+NUMPY_MULTIPLY = "numpy_multiply.NumpyMultiply.time_multiply"
+# Each framework's multiply, by the name the report gives it; TensorFlow first.
+TENSORFLOW = "TensorFlow"
+FRAMEWORK_MULTIPLY = {TENSORFLOW: MULTIPLY, "PyTorch": TORCH_MULTIPLY, "JAX": JAX_MULTIPLY,
+                      "numpy": NUMPY_MULTIPLY}
 
 # The seed's case: a 2x2 int32 tensor multiplied eagerly, one Python call per op.
 SEED_SIZE, SEED_DTYPE, SEED_MODE = 2, "int32", "eager"

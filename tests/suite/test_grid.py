@@ -54,3 +54,18 @@ def test_calibration_lengthens_short_blocks_only():
     assert grid.calibrated_ops(100, grid.MIN_BLOCK_SECONDS / 4) == 400
     assert grid.calibrated_ops(1, 0.0) == grid.MAX_CALIBRATED_OPS
     assert grid.calibrated_ops(2, 1.0) == 2
+
+
+def test_calibration_reaches_the_block_length_where_a_calls_fixed_cost_dwarfs_its_ops():
+    # A call costing 0.5 ms plus 2 us per op (a compiled loop's launch, then fast ops):
+    # timed once at 100 ops, one estimate would give a ~3.4 ms block.
+    def make_block(ops):
+        def block():
+            time.sleep(0.0005 + 2e-6 * ops)
+
+        block.ops = ops
+        return block
+
+    block = timing.calibrated_block(make_block, 100)
+    assert 0.0005 + 2e-6 * block.ops >= 0.8 * grid.MIN_BLOCK_SECONDS
+    assert block.ops <= grid.MAX_CALIBRATED_OPS

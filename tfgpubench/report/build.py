@@ -19,10 +19,13 @@ from ..names import (
     WAIT,
 )
 from ..suite import grid
-from . import analysis, changes, references
+from . import analysis, changes, comparison, references
 from .cases import axis, gpu_reasons, gpu_speedup, in_suite_order
 from .verdicts import headline_numbers, stack_verdicts
 
+COMPARATORS_ONLY_NOTE = (
+    "no TensorFlow results in this run: the comparators (PyTorch, JAX, numpy) alone"
+)
 NO_GPU_NOTE = (
     "no GPU results: every gpu combination was skipped on this machine "
     "(for the reason, run `python -m tfgpubench doctor` there)"
@@ -66,6 +69,10 @@ class StackReport:
     seed: dict = field(default_factory=dict)
     verdicts: list = field(default_factory=list)
     headline: dict = field(default_factory=dict)
+    # TensorFlow against PyTorch, JAX and numpy (comparison.Comparison), or None.
+    comparison: object = None
+    # False for a run of the comparators alone: TensorFlow's tables would be empty.
+    has_tensorflow: bool = True
 
 
 def _modes(run):
@@ -281,11 +288,16 @@ def build_stack_report(run, machine_info=None):
         m.measured for m in run.benchmark(MULTIPLY) if m.params.get("device") == "gpu"
     )
     fits = fit_rows(run)
+    tensorflow = comparison.has_tensorflow(run)
+    gpu_note = "" if gpu_measured else no_gpu_note(gpu_reasons(run))
+    if not tensorflow:
+        gpu_note = COMPARATORS_ONLY_NOTE
     report = StackReport(
         machine=run.machine, label=run.label, commit_hash=run.commit_hash,
         env_name=run.env_name, path=run.path, installed=dict(run.installed),
         gpu_measured=gpu_measured,
-        gpu_note="" if gpu_measured else no_gpu_note(gpu_reasons(run)),
+        gpu_note=gpu_note,
+        has_tensorflow=tensorflow,
         speedups=speedup_rows(run) if gpu_measured else [],
         crossovers=crossover_rows(run) if gpu_measured else [],
         fits=fits,
@@ -295,8 +307,18 @@ def build_stack_report(run, machine_info=None):
         gpu_checks=list(run.gpu_checks),
         seed=seed_summary(run),
     )
-    report.verdicts = stack_verdicts(report, run)
-    report.headline = headline_numbers(report)
+    report.verdicts = stack_verdicts(report, run) if tensorflow else []
+    report.headline = headline_numbers(report) if tensorflow else {}
+    return report
+
+
+def with_comparison(report, run, runs):
+    """Add the comparison with PyTorch, JAX and numpy (from `run` or the newest comparator
+    run of its machine among `runs`) to a StackReport: its tables, verdicts, headline."""
+    report.comparison = comparison.compare(run, comparison.partner_run(run, runs))
+    if report.comparison is not None:
+        report.verdicts += report.comparison.verdicts
+        report.headline.update(report.comparison.headline)
     return report
 
 
@@ -327,7 +349,7 @@ def build_report(result_set):
             if labels.count(run.label) > 1:
                 # Two environments for one commit: keep them apart by name.
                 run.label = f"{run.label} [{run.env_name}]"
-            stacks.append(build_stack_report(run, info))
+            stacks.append(with_comparison(build_stack_report(run, info), run, runs))
         machines[machine] = stacks
         story[machine] = release_changes(machine, runs, stacks)
     return {"machines": machines, "changes": story, "problems": list(result_set.problems)}

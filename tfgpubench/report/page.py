@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 from urllib.parse import quote
 
-from ..names import MULTIPLY, SEED_SPEEDUP, SPEEDUP
+from ..names import FRAMEWORK_MULTIPLY, MULTIPLY, SEED_SPEEDUP, SPEEDUP, TENSORFLOW
 from . import plots
 from .cases import in_suite_order
 from .render import (
@@ -100,6 +100,9 @@ def _links(stack):
         ("seed's reported speedup (asv graph)",
          asv_graph_link(SEED_SPEEDUP, stack.machine)),
     ]
+    if stack.comparison is not None:
+        links += [(f"{name} time per op (asv graph)", asv_graph_link(benchmark, stack.machine))
+                  for name, benchmark in FRAMEWORK_MULTIPLY.items() if name != TENSORFLOW]
     return " · ".join(f'<a href="{esc(url)}">{esc(text)}</a>' for text, url in links)
 
 

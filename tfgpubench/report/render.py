@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass
 
 from .. import format as fmt
+from ..names import FRAMEWORK_MULTIPLY
 from . import changes
 from .analysis import Crossover, Estimate, LinearFit
 
@@ -106,7 +107,45 @@ def stack_tables(report):
             ["device", "dtype", "seconds"],
             [[r["device"], r["dtype"], fmt.seconds(r["seconds"])] for r in report.waits],
         ))
+    if not report.has_tensorflow:
+        tables = []
+    if report.comparison is not None:
+        tables += comparison_tables(report.comparison)
     return tables
+
+
+def comparison_tables(comparison):
+    """TensorFlow against PyTorch, JAX and numpy: times, fixed costs, GPU crossovers."""
+    source = f" (comparators from {comparison.partner})" if comparison.partner else ""
+    frameworks = list(FRAMEWORK_MULTIPLY)
+    return [
+        Table(
+            "TensorFlow against the fastest comparator, seconds per op (each framework's "
+            "fastest case of that device and mode kind)" + source,
+            ["device", "dtype", "mode", "size", *frameworks, "fastest comparator",
+             "TensorFlow / fastest (99% CI)"],
+            [[r["device"], r["dtype"], r["mode"], fmt.side(r["size"]),
+              *[fmt.seconds(r.get(name)) for name in frameworks], r["fastest"],
+              fmt.ratio(r["tensorflow_vs_fastest"])] for r in comparison.times],
+        ),
+        Table(
+            "Fixed cost per op by framework (t = a + b*bytes)" + source,
+            ["framework", "device", "dtype", "case", "a (fixed)", "1/b",
+             "a as share of smallest op"],
+            [[r["framework"], r["device"], r["dtype"], r["case"],
+              f"{fmt.seconds(r['fit'].fixed)} ± {fmt.seconds(r['fit'].fixed_error)}",
+              fmt.bandwidth(r["fit"].bandwidth),
+              f"{fmt.share(r['fixed_share_of_smallest'])} of "
+              f"{fmt.seconds(r['smallest_seconds'])} at {fmt.side(r['smallest_size'])}"]
+             for r in comparison.fits],
+        ),
+        Table(
+            "GPU crossover by framework: the size from which its GPU beats its CPU" + source,
+            ["framework", "dtype", "case", "crossover"],
+            [[r["framework"], r["dtype"], r["case"], _crossing_text(r["crossover"])]
+             for r in comparison.crossovers],
+        ),
+    ]
 
 
 HEADLINES = {
@@ -119,6 +158,10 @@ HEADLINES = {
     "gpu_function_slowdown_vs_eager": ("per-op tf.function slowdown vs eager (GPU, 2x2)", "x"),
     "cpu_bandwidth_share": ("CPU eager bandwidth share of numpy STREAM-scale", "share"),
     "gpu_bandwidth_share": ("GPU eager bandwidth share of its reference", "share"),
+    "cpu_eager_fixed_cost_vs_cheapest_comparator": (
+        "CPU eager fixed cost: TensorFlow / cheapest comparator", "x"),
+    "gpu_eager_fixed_cost_vs_cheapest_comparator": (
+        "GPU eager fixed cost: TensorFlow / cheapest comparator", "x"),
 }
 
 
@@ -274,6 +317,7 @@ def jsonable(value):
 SECTIONS = ["speedups", "crossovers", "fits", "bandwidth", "modes", "waits"]
 # Sections of report_data that are not tables of numbers (left out of the CSV).
 RECORDS = ["gpu_checks"]
+COMPARISON_SECTIONS = ["times", "fits", "crossovers"]
 
 
 def report_data(report):
@@ -287,6 +331,7 @@ def report_data(report):
                 "verdicts": s.verdicts, "seed": jsonable(s.seed),
                 "headline": jsonable(s.headline),
                 **{section: jsonable(getattr(s, section)) for section in SECTIONS + RECORDS},
+                "comparison": comparison_data(s.comparison),
             }
             for s in stacks
         ]
@@ -305,6 +350,13 @@ def step_data(step):
             "moved": [{"device": g.device, "mode": g.mode, "regime": g.regime,
                        "ratio": g.ratio, "changed": len(g.changed), "cases": len(g.cases),
                        "text": g.describe()} for g in step.moved]}
+
+
+def comparison_data(comparison):
+    if comparison is None:
+        return None
+    return {"partner": comparison.partner, "verdicts": comparison.verdicts,
+            **{name: jsonable(getattr(comparison, name)) for name in COMPARISON_SECTIONS}}
 
 
 def render_json(report):
@@ -347,6 +399,18 @@ def render_csv(report):
                         for quantity, number, low, high in _csv_values(key, value):
                             writer.writerow(head + [section] + dims + [
                                 quantity, _csv_number(number), _csv_number(low),
+                                _csv_number(high)])
+            for section in COMPARISON_SECTIONS if stack.comparison is not None else []:
+                for row in getattr(stack.comparison, section):
+                    dims = [row.get(d, "") for d in CSV_DIMENSIONS]
+                    # A row of one framework names it in each quantity.
+                    prefix = f"{row['framework']} " if "framework" in row else ""
+                    for key, value in row.items():
+                        if key in CSV_DIMENSIONS:
+                            continue
+                        for quantity, number, low, high in _csv_values(key, value):
+                            writer.writerow(head + [f"comparison_{section}"] + dims + [
+                                prefix + quantity, _csv_number(number), _csv_number(low),
                                 _csv_number(high)])
             for key, value in stack.headline.items():
                 writer.writerow(head + ["headline", "", "", "", "", key, _csv_number(value),

@@ -1,0 +1,88 @@
+"""What the comparator benchmarks (PyTorch, JAX, numpy) share: the skip, the block, the clock.
+
+Is the fixed cost of a small multiply TensorFlow's, or any Python framework's on that
+device? torch_multiply.py, jax_multiply.py and numpy_multiply.py time the same
+multiply on the same grid (sizes, dtypes) with multiply.py's method: a block of ops
+calibrated to last >= 10 ms, one wait at its end, a per-op clock handed to asv, inputs
+and compiled functions from cached getters, a skip with its reason in setup.
+
+Each comparator module imports its framework on first use, never at module level, and
+none imports TensorFlow: importing the suite never requires a comparator, and a machine
+without TensorFlow runs the comparators. This module imports no framework at all.
+Python 3.8 syntax: the oldest stacks' asv environments import every module.
+"""
+
+import importlib.util
+import sys
+
+from .common import free_gpu_memory, free_host_memory, memory_skip_reason
+from .grid import DEVICE_KIND, ops_per_block
+from .timing import calibrated_block, per_op_timer
+
+
+def not_installed(module, framework):
+    """Why `module` cannot be imported in this environment, or None. Imports nothing."""
+    if module in sys.modules or importlib.util.find_spec(module) is not None:
+        return None
+    return f"{framework} is not installed in this environment"
+
+
+def memory_reason(device, size, dtype):
+    """Why size x size of dtype would not fit on `device` now, or None (host memory for
+    every device: Apple GPUs share it; an NVIDIA GPU's own per nvidia-smi too)."""
+    reason = memory_skip_reason(size, dtype, free_host_memory())
+    if reason is None and DEVICE_KIND[device] == "gpu" and sys.platform != "darwin":
+        reason = memory_skip_reason(size, dtype, free_gpu_memory())
+    return reason
+
+
+def multiply_block(make_run, wait, placed_on, size):
+    """A calibrated block of multiplies, warmed up, and where its results live.
+
+    make_run(ops) returns a zero-argument callable running `ops` multiplies and
+    returning the last result; wait(result) blocks until the device has computed
+    it; placed_on(result) names the device that result lives on, in the grid's
+    terms. The block's `placed` attribute is that name for a result of the same
+    run, for setup's placement proof.
+    """
+
+    def make_block(ops):
+        run = make_run(ops)
+
+        def timed_block():
+            wait(run())
+
+        timed_block.ops = ops
+        return timed_block
+
+    block = calibrated_block(make_block, ops_per_block(size))
+    block.placed = placed_on(make_run(1)())
+    return block
+
+
+class ComparatorMultiply:
+    """Setup shared by the comparators' Multiply classes: skip with a reason, else a ready
+    block and a per-op clock. No time_ method here, or asv would time this class too.
+
+    A subclass sets params (devices and modes of its framework), version, and its
+    module's skip_reason and block_runner as static methods.
+    """
+
+    param_names = ["device", "size", "dtype", "mode"]
+    # As multiply.Multiply: 4 rounds sample each case at 4 moments of the run, 20-40
+    # samples per case. forkserver_preload.py imports the frameworks once, so a
+    # forked round costs a fork and the framework's device start, not its import.
+    rounds = 4
+    repeat = (5, 10, 5.0)
+
+    def setup(self, device, size, dtype, mode):
+        reason = self.skip_reason(device, size, dtype, mode)
+        if reason:
+            raise NotImplementedError(reason)
+        self.block = self.block_runner(device, size, dtype, mode)
+        if self.block.placed != device:
+            raise NotImplementedError(
+                f"the {device} multiply's result lives on {self.block.placed}, not {device}"
+            )
+        # asv divides by calls, a call runs a block of ops: time per op.
+        self.timer = per_op_timer(self.block.ops)

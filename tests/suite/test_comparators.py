@@ -1,0 +1,234 @@
+"""What the comparator benchmarks share: skips with reasons, the placement proof, the grid,
+and the import rules: importing the suite needs no comparator, a comparator case never
+imports TensorFlow, and the forkserver may import the frameworks before forking.
+
+Framework-specific behaviour (the wait, each mode's result) is in test_torch_multiply.py,
+test_jax_multiply.py and test_numpy_multiply.py; the tests here need none of them
+except where marked.
+"""
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks import comparators, grid, jax_multiply, numpy_multiply, torch_multiply
+
+ROOT = Path(__file__).resolve().parents[2]
+HAS_TORCH = importlib.util.find_spec("torch") is not None
+HAS_JAX = importlib.util.find_spec("jax") is not None
+COMPARATORS = {
+    "torch_multiply": torch_multiply.TorchMultiply,
+    "jax_multiply": jax_multiply.JaxMultiply,
+    "numpy_multiply": numpy_multiply.NumpyMultiply,
+}
+
+
+def python(code, env=None):
+    """Run `code` in a fresh interpreter at the checkout's root; its stdout lines."""
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout.splitlines(), done.stderr
+
+
+# --- the grid -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("benchmark", COMPARATORS.values(), ids=COMPARATORS.keys())
+def test_comparators_share_tensorflows_sizes_and_dtypes(benchmark):
+    devices, sizes, dtypes, modes = benchmark.params
+    assert benchmark.param_names == ["device", "size", "dtype", "mode"]
+    assert sizes == grid.SIZES and dtypes == grid.DTYPES
+    assert all(device in grid.DEVICE_KIND for device in devices)
+    assert all(mode in grid.MODE_KIND for mode in modes)
+
+
+def test_every_framework_has_an_eager_mode_to_set_against_tensorflows():
+    for benchmark in COMPARATORS.values():
+        assert "eager" in benchmark.params[3]
+    assert grid.TORCH_DEVICES == ["cpu", "mps", "cuda"]
+    assert grid.JAX_DEVICES == ["cpu", "gpu"]
+    assert grid.JAX_MODES == ["eager", "jit", "fori_loop"]
+    # The compiled loop is JAX's graph_loop, a per-op jit its function/xla.
+    assert grid.MODE_KIND["fori_loop"] == grid.MODE_KIND["graph_loop"]
+    assert grid.MODE_KIND["jit"] == grid.MODE_KIND["function"] == grid.MODE_KIND["xla"]
+
+
+@pytest.mark.parametrize("benchmark", COMPARATORS.values(), ids=COMPARATORS.keys())
+def test_knobs_and_docstrings_match_multiply(benchmark):
+    from benchmarks import multiply
+
+    assert (benchmark.rounds, benchmark.repeat) == (multiply.Multiply.rounds,
+                                                   multiply.Multiply.repeat)
+    assert benchmark.version and benchmark.__doc__ and benchmark.time_multiply.__doc__
+    # The shared base has no time_ method: asv would discover it as a benchmark.
+    assert not [name for name in dir(comparators.ComparatorMultiply)
+                if name.startswith(("time_", "track_", "mem_", "peakmem_"))]
+
+
+# --- skips with their reasons ----------------------------------------------------------
+
+
+def test_a_missing_framework_is_named(monkeypatch):
+    monkeypatch.delitem(sys.modules, "torch", raising=False)
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *args: None if name == "torch" else object())
+    assert comparators.not_installed("torch", "PyTorch") == (
+        "PyTorch is not installed in this environment")
+    assert comparators.not_installed("numpy", "numpy") is None
+
+
+@pytest.mark.parametrize("module,framework", [(torch_multiply, "PyTorch"), (jax_multiply, "JAX"),
+                                              (numpy_multiply, "numpy")])
+def test_each_comparator_is_skipped_without_its_framework(monkeypatch, module, framework):
+    name = {"PyTorch": "torch", "JAX": "jax", "numpy": "numpy"}[framework]
+    monkeypatch.delitem(sys.modules, name, raising=False)
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda wanted, *args: None if wanted == name else object())
+    reason = module.skip_reason.__wrapped__("cpu", 2, "float32", "eager")
+    assert reason == f"{framework} is not installed in this environment"
+
+
+def test_a_size_that_does_not_fit_is_skipped_with_the_figure(monkeypatch):
+    monkeypatch.setattr(comparators, "free_host_memory", lambda: 100 * 2**20)
+    assert comparators.memory_reason("cpu", 4096, "float32") == (
+        "4096x4096 float32 needs ~256 MiB, 100 MiB free")
+    assert comparators.memory_reason("cpu", 32, "float32") is None
+
+
+def test_an_nvidia_gpus_own_memory_guards_gpu_cases(monkeypatch):
+    monkeypatch.setattr(comparators, "free_host_memory", lambda: 2**40)
+    monkeypatch.setattr(comparators, "free_gpu_memory", lambda: 100 * 2**20)
+    monkeypatch.setattr(comparators.sys, "platform", "linux")
+    for device in ("cuda", "gpu"):
+        assert "100 MiB free" in comparators.memory_reason(device, 4096, "float32")
+    assert comparators.memory_reason("cpu", 4096, "float32") is None
+
+
+class FakeMultiply(comparators.ComparatorMultiply):
+    """A comparator whose skip and block the test decides."""
+
+    params = [["cpu", "gpu"], grid.SIZES, grid.DTYPES, ["eager"]]
+    reason = None
+    placed = None
+
+    def skip_reason(self, device, size, dtype, mode):
+        return self.reason
+
+    def block_runner(self, device, size, dtype, mode):
+        def block():
+            pass
+
+        block.ops, block.placed = 50, self.placed or device
+        return block
+
+
+def test_setup_skips_with_the_reason_before_building_anything():
+    bench = FakeMultiply()
+    bench.reason = "no gpu device for JAX: Unknown backend"
+    with pytest.raises(NotImplementedError, match="Unknown backend"):
+        bench.setup("gpu", 2, "float32", "eager")
+    assert not hasattr(bench, "block")
+
+
+def test_a_result_living_on_another_device_is_not_measured_under_this_one():
+    bench = FakeMultiply()
+    bench.placed = "cpu"
+    with pytest.raises(NotImplementedError, match="the gpu multiply's result lives on cpu"):
+        bench.setup("gpu", 2, "float32", "eager")
+
+
+def test_setup_hands_asv_a_per_op_clock():
+    bench = FakeMultiply()
+    bench.setup("cpu", 2, "float32", "eager")
+    import time
+
+    assert bench.timer() < time.perf_counter() / 49
+
+
+# --- imports ---------------------------------------------------------------------------
+
+
+def test_a_comparator_case_runs_where_tensorflow_cannot_be_imported():
+    # sys.modules[name] = None makes `import name` fail: any TensorFlow import would.
+    code = (
+        "import sys; sys.modules['tensorflow'] = None\n"
+        "from benchmarks import numpy_multiply, torch_multiply, jax_multiply, comparators\n"
+        "bench = numpy_multiply.NumpyMultiply()\n"
+        "bench.setup('cpu', 32, 'float32', 'eager'); bench.time_multiply('cpu', 32, 'float32', "
+        "'eager')\n"
+        "print(bench.block.ops > 0)\n"
+        "print(sorted(m for m in ('tensorflow', 'torch', 'jax') if sys.modules.get(m)))\n"
+    )
+    lines, _ = python(code)
+    assert lines == ["True", "[]"]
+
+
+def test_importing_the_suite_imports_no_framework():
+    # What asv's discovery does in every process: import every module but the preload.
+    modules = sorted(p.stem for p in (ROOT / "benchmarks").glob("*.py")
+                     if p.stem not in ("__init__", "forkserver_preload"))
+    code = (
+        "import importlib, sys\n"
+        f"for name in {modules!r}: importlib.import_module('benchmarks.' + name)\n"
+        "print(sorted(m for m in ('tensorflow', 'torch', 'jax') if m in sys.modules))\n"
+    )
+    lines, _ = python(code)
+    assert lines == ["[]"]
+
+
+def test_tensorflows_cases_import_no_comparator():
+    # TensorFlow itself imports JAX where it is installed (tf.lite's util.py, TF 2.21):
+    # a TensorFlow case may load no more frameworks than `import tensorflow` alone does.
+    pytest.importorskip("tensorflow")
+    frameworks = "print(sorted(m for m in ('tensorflow', 'torch', 'jax') if m in sys.modules))\n"
+    bare, _ = python("import sys, tensorflow\n" + frameworks)
+    code = (
+        "import sys\n"
+        "from benchmarks import multiply\n"
+        "bench = multiply.Multiply(); bench.setup('cpu', 2, 'float32', 'eager')\n"
+        "bench.time_multiply('cpu', 2, 'float32', 'eager')\n" + frameworks
+    )
+    lines, _ = python(code)
+    assert lines == bare and "torch" not in lines[0]
+
+
+@pytest.mark.skipif(not (HAS_TORCH and HAS_JAX), reason="needs PyTorch and JAX installed")
+def test_the_forkserver_may_import_torch_and_jax_before_forking():
+    # Importing starts no device: PyTorch's CUDA and JAX's backends (whose threads make
+    # JAX warn at a fork) start at first use, in the forked case. A warning at the
+    # fork below would mean the preload made every benchmark process unsafe.
+    code = (
+        "import os, sys, warnings\n"
+        "sys.modules['tensorflow'] = None  # its import costs seconds and is not at issue\n"
+        "warnings.simplefilter('always')\n"
+        "import benchmarks.forkserver_preload\n"
+        "from benchmarks import jax_multiply\n"
+        "import torch\n"
+        "print('torch' in sys.modules, 'jax' in sys.modules)\n"
+        "print(torch.cuda.is_initialized(), jax_multiply.backends_started())\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    from benchmarks import jax_multiply, torch_multiply\n"
+        "    for module in (jax_multiply, torch_multiply):\n"
+        "        block = module.block_runner('cpu', 32, 'float32', 'eager')\n"
+        "        block()\n"
+        "    os._exit(0)\n"
+        "print(os.waitpid(pid, 0)[1])\n"
+    )
+    lines, stderr = python(code)
+    assert lines == ["True True", "False False", "0"]
+    assert "os.fork() was called" not in stderr
+
+
+def test_jax_reserves_gpu_memory_on_demand_so_the_guard_sees_the_truth():
+    env = {k: v for k, v in os.environ.items() if k != "XLA_PYTHON_CLIENT_PREALLOCATE"}
+    done = subprocess.run(
+        [sys.executable, "-c", "import benchmarks, os; "
+                               "print(os.environ['XLA_PYTHON_CLIENT_PREALLOCATE'])"],
+        cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "false"
