@@ -34,6 +34,9 @@ INSTALL_MARKER_FILE = "tfgpubench-installed.json"
 STACK_FILE = "stack.json"
 # The table of stacks, at the checkout's root.
 TABLE_FILE = "stacks.toml"
+# Labels of the side stacks `run --existing` measures for installations that
+# match no row of the table; no row's label may take it.
+OWN_LABEL_PREFIX = "own-"
 
 
 def case_id(benchmark, param_reprs):
@@ -44,3 +47,9 @@ def case_id(benchmark, param_reprs):
     """
     param_reprs = list(param_reprs)
     return f"{benchmark}({', '.join(param_reprs)})" if param_reprs else benchmark
+
+# --- test hooks ----------------------------------------------------------------------
+
+# TFGPUBENCH_PAUSE_AT=NAME stops the process at the pause point NAME (see
+# tfgpubench/pausepoints.py) so the kill tests can SIGKILL it there. Unset: no effect.
+PAUSE_AT_ENV = "TFGPUBENCH_PAUSE_AT"

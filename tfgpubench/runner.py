@@ -11,11 +11,12 @@ import sys
 from pathlib import Path
 
 from .config import load_config
-from .names import INSTALL_MARKER_FILE, TABLE_FILE
+from .names import INSTALL_MARKER_FILE, OWN_LABEL_PREFIX, TABLE_FILE
 from .pairing import series
 from .report import publish_page
 from .stacks import ledger
 from .stacks import repo as stacks_repo
+from .stacks.install_stack import parse_pin
 from .stacks.machine import register_machine
 from .stacks.selection import Target, fits
 from .stacks.table import TENSORFLOWS
@@ -167,11 +168,11 @@ def query_python(python, installer=INSTALLER):
 
 def match_existing(stacks, here):
     """The stack whose pins are exactly what `here` has installed, or None."""
-    installed = {f"{n}=={v}" for n, v in here["installed"].items()}
+    installed = set(here["installed"].items())
     for variant in ("cpu", "cuda"):
         target = Target(here["system"], here["machine"], here["python"], variant)
         for stack, pins in fits(stacks, target)[0]:
-            if set(pins) == installed:
+            if {parse_pin(p) for p in pins} == installed:
                 return stack
     return None
 
@@ -180,12 +181,12 @@ def own_stack(stacks, here):
     """A side stack for an installation no row matches, labeled with its versions."""
     os_name = {"darwin": "macos"}.get(here["system"], here["system"])
     installed = dict(sorted(here["installed"].items()))
-    label = "own-" + "-".join(f"{name}{version}" for name, version in installed.items())
+    label = OWN_LABEL_PREFIX + "-".join(f"{name}{version}" for name, version in installed.items())
     tf = next((v for n, v in installed.items() if n in TENSORFLOWS.get(os_name, ()) or
                n in ("tensorflow", "tensorflow-cpu", "tensorflow-macos")), None)
     # Drawn right after the newest row of its OS with an older or equal TensorFlow.
     parent = None
-    for stack in stacks_repo.chain_order(stacks):
+    for stack in stacks:
         if stack.os == os_name and tf and series(stack.tensorflow_version()) <= series(tf):
             parent = stack.label
     return {"label": label, "parent": parent, "stack": {

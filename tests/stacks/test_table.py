@@ -7,7 +7,7 @@ import json
 import pytest
 
 from tfgpubench.pairing import pairing_verdict, series
-from tfgpubench.stacks.install_stack import choose_pins
+from tfgpubench.stacks.install_stack import choose_pins, parse_pin
 from tfgpubench.stacks.selection import Target, fits, missing_on_index, pick
 from tfgpubench.stacks.table import TableError, load_table, parse_table, tomllib
 
@@ -25,7 +25,7 @@ def raw_table():
 
 
 def split(pin):
-    return pin.split("==")
+    return parse_pin(pin)
 
 
 # --- the table agrees with Apple's pairing rules and with PyPI ----------------
@@ -73,7 +73,8 @@ def test_linux_rows_are_the_latest_patch_of_each_minor_from_212():
         minor = stack.tensorflow_version().rsplit(".", 1)[0]
         patches = [v for v in PYPI["tensorflow-cpu"] if v.startswith(minor + ".")]
         assert stack.tensorflow_version() == max(patches, key=lambda v: int(v.split(".")[2]))
-        assert stack.cuda == (f"tensorflow=={stack.tensorflow_version()}",)
+        extra = "[and-cuda]" if series(stack.tensorflow_version()) >= (2, 14) else ""
+        assert stack.cuda == (f"tensorflow{extra}=={stack.tensorflow_version()}",)
 
 
 # --- which pins a Mac or a Linux machine gets, per architecture and Python ----
@@ -121,7 +122,8 @@ def test_linux_choices():
     assert newest_for("linux", "x86_64", "3.11") == ("tf2.21.0", ["tensorflow-cpu==2.21.0"])
     assert newest_for("linux", "x86_64", "3.9") == ("tf2.20.0", ["tensorflow-cpu==2.20.0"])
     assert newest_for("linux", "x86_64", "3.8") == ("tf2.13.1", ["tensorflow-cpu==2.13.1"])
-    assert newest_for("linux", "x86_64", "3.11", "cuda") == ("tf2.21.0", ["tensorflow==2.21.0"])
+    assert newest_for("linux", "x86_64", "3.11", "cuda") == (
+        "tf2.21.0", ["tensorflow[and-cuda]==2.21.0"])
     assert newest_for("linux", "aarch64", "3.11") is None
 
 
@@ -169,7 +171,9 @@ def with_row(section, index, **changes):
     ("./tensorflow_cpu-2.20.0-cp311-none-any.whl", "pip options"),
     ("tensorflow-cpu @ file:///tmp/tf.whl", "pip options"),
     ("tensorflow-cpu==2.20.0; python_version < '3.12'", "pip options"),
-    ("tensorflow-cpu[and-cuda]==2.20.0", "pip options"),
+    ("tensorflow-cpu[and-cuda]==2.20.0", "the only extra a row may use is "
+                                         "tensorflow[and-cuda], in cuda"),
+    ("tensorflow-cpu[extra]==2.20.0", "the only extra a row may use"),
 ])
 def test_bad_pins_are_rejected_naming_the_row(pin, message):
     raw = with_row("linux", 8, pins=[pin])
@@ -226,7 +230,7 @@ def test_toml_errors_name_the_file(tmp_path):
 
 def test_a_version_missing_from_the_index_is_reported_per_row():
     bad = parse_table(with_row("linux", 9, pins=["tensorflow-cpu==2.99.0"],
-                                cuda=["tensorflow==2.99.0"]))[-1]
+                                cuda=["tensorflow[and-cuda]==2.99.0"]))[-1]
     offered = {"tensorflow-cpu": {"2.20.0", "2.21.0"}}
     problems = missing_on_index([(bad, list(bad.pins))], versions_of=offered.get)
     assert [m for _, m in problems] == [

@@ -40,7 +40,9 @@ TENSORFLOW_FAMILY = (
     "tensorflow-intel",
     "tensorflow-metal",
 )
-PIN = re.compile(r"^([a-z][a-z0-9-]*)==(\d+(?:\.\d+)*(?:\.post\d+)?)$")
+# NAME==VERSION, or NAME[EXTRA]==VERSION: nothing else of pip's syntax can
+# reach pip through a stack (stacks.toml decides which extras a row may use).
+PIN = re.compile(r"^([a-z][a-z0-9-]*)(?:\[([a-z][a-z0-9-]*)\])?==(\d+(?:\.\d+)*(?:\.post\d+)?)$")
 OS_OF_PLATFORM = {"darwin": "macos", "linux": "linux"}
 MACHINE_ALIASES = {"amd64": "x86_64", "x86_64": "x86_64", "arm64": "arm64", "aarch64": "arm64"}
 # Recorded with each result too: they move with TensorFlow and change timings.
@@ -101,11 +103,18 @@ def choose_pins(stack, system, machine, python, variant="cpu"):
     return list(stack["pins"]), None
 
 
-def parse_pin(pin):
-    match = PIN.match(pin)
+def split_pin(pin):
+    """(name, extra or None, version) of NAME[EXTRA]==VERSION."""
+    match = PIN.match(pin) if isinstance(pin, str) else None
     if not match:
         raise ValueError(f"not NAME==VERSION: {pin!r}")
-    return match.group(1), match.group(2)
+    return match.group(1), match.group(2), match.group(3)
+
+
+def parse_pin(pin):
+    """(distribution name, version): what pip must end up installing for `pin`."""
+    name, _, version = split_pin(pin)
+    return name, version
 
 
 def installed_versions(names=TENSORFLOW_FAMILY):
