@@ -37,9 +37,10 @@ def workspace_env(path):
     return env
 
 
-def tfgpubench(path, *args, timeout=900, **kwargs):
+def tfgpubench(path, *args, timeout=900, env_extra=None, **kwargs):
     return subprocess.run(
-        [sys.executable, "-m", "tfgpubench", *args], cwd=path, env=workspace_env(path),
+        [sys.executable, "-m", "tfgpubench", *args], cwd=path,
+        env={**workspace_env(path), **(env_extra or {})},
         capture_output=True, text=True, timeout=timeout, **kwargs,
     )
 

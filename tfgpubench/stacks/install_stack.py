@@ -210,6 +210,33 @@ def _write_marker(record):
             json.dump(record, f, indent=1, sort_keys=True)
 
 
+# What a stack file must hold, and of which type (asv checks out one per commit).
+STACK_KEYS = {"label": str, "os": str, "pins": list, "wheels": dict}
+
+
+def read_stack(path):
+    """The stack in `path` as plain data; ValueError in one line if it is not one."""
+    try:
+        with open(path) as f:
+            stack = json.load(f)
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: cannot read the stack ({exc})") from None
+    if not isinstance(stack, dict):
+        raise ValueError(f"{path}: not a stack (a JSON object of {', '.join(STACK_KEYS)})")
+    for key, kind in STACK_KEYS.items():
+        if not isinstance(stack.get(key), kind):
+            raise ValueError(f"{path}: not a stack: {key} must be a {kind.__name__}")
+    cuda = stack.get("cuda", [])
+    if not isinstance(cuda, list):
+        raise ValueError(f"{path}: not a stack: cuda must be a list")
+    for pin in stack["pins"] + cuda:
+        try:
+            split_pin(pin)
+        except ValueError as exc:
+            raise ValueError(f"{path}: {exc}") from None
+    return stack
+
+
 def describe_here():
     """This Python's platform and TensorFlow family, as plain data (for --query)."""
     return {
@@ -229,10 +256,14 @@ def main(argv=None):
     if len(argv) != 1:
         print("usage: install_stack.py STACK.json | --query", file=sys.stderr)
         return 2
-    with open(argv[0]) as f:
-        stack = json.load(f)
+    try:
+        variant = detect_variant()
+        stack = read_stack(argv[0])
+    except ValueError as exc:
+        _write_marker({"commit": os.environ.get("ASV_COMMIT"), "ok": False, "reason": str(exc)})
+        print(f"tfgpubench: nothing installed: {exc}", file=sys.stderr)
+        return 2
     python = python_version()
-    variant = detect_variant()
     record = {
         "commit": os.environ.get("ASV_COMMIT"),
         "label": stack["label"],

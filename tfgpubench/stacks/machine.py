@@ -9,6 +9,7 @@ site and separates machines of a fleet whose results are merged there.
 
 import json
 import platform
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -99,6 +100,80 @@ def os_description(system=sys.platform):
     return f"{pretty}, {kernel}" if pretty else kernel
 
 
+# --- is it the same machine? ------------------------------------------------------
+
+# What makes results comparable: the hardware asv records, and the OS.
+HARDWARE_KEYS = ("arch", "cpu", "num_cpu", "ram", "gpu")
+OS_KEY = "os"
+# Memory as asv records it is the kernel's total usable memory, which moves by
+# tens to hundreds of MB with the kernel version, firmware reservations and a
+# VM's configuration (this project's VMs: 25276059648 and 25325268992 bytes,
+# 0.2% apart, same 24 GiB). Memory sizes machines are built with differ by
+# 12.5% at the least (16/18, 32/36 GB); 5% tells them apart.
+RAM_TOLERANCE = 0.05
+# The name of results/<name>/: a directory name on every OS, never a file of results/.
+MACHINE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+def os_release(description):
+    """An OS description with every version cut to major.minor: 'Debian GNU/Linux 12
+    (bookworm), Linux 6.18' or 'macOS 14.5 (Darwin 23.5)'. A kernel patch or build
+    suffix is not a new configuration; macOS 14.5 -> 15.0 (new Metal) is."""
+    return re.sub(r"\b(\d+\.\d+)(?:\.\d+)*[-+~.\w]*", r"\1", str(description or ""))
+
+
+def _ram_differs(recorded, here):
+    try:
+        recorded, here = float(recorded), float(here)
+    except (TypeError, ValueError):
+        return recorded != here
+    return abs(recorded - here) > RAM_TOLERANCE * max(recorded, here)
+
+
+def differences(recorded, here, keys=HARDWARE_KEYS + (OS_KEY,)):
+    """["cpu 'AMD EPYC' (this machine: 'Intel Xeon')", ...] where the machine `recorded`
+    (asv's machine entry or a result's params) is not this one, `here`."""
+    found = []
+    for key in keys:
+        before, now = recorded.get(key), here.get(key)
+        if key == "ram":
+            differ = _ram_differs(before, now)
+        elif key == OS_KEY:
+            differ = os_release(before) != os_release(now)
+        else:
+            differ = str(before) != str(now)
+        if differ:
+            found.append(f"{key} {before!r} (this machine: {now!r})")
+    return found
+
+
+def check_machine_name(name):
+    """None when `name` can name results/<name>/, else why not."""
+    if not MACHINE_NAME.match(name or "") or name.endswith(".json"):
+        return (f"machine name {name!r} must start with a letter or digit and use only "
+                "letters, digits and . _ - (at most 64, not ending in .json)")
+    return None
+
+
+def name_conflict(name, recorded, here, chosen):
+    """None when results/<name>/ may take this machine's results, else a one-line error.
+
+    recorded: results/<name>/machine.json (None if there is none); chosen:
+    whether the user passed the name. A name asv made up (the host name) that
+    already holds another machine's results, such as results committed from a
+    machine also called `vm`, is refused: taking them for this machine's would
+    skip its stacks and publish another machine's numbers as its own.
+    """
+    if not recorded or chosen:
+        return None
+    changed = differences(recorded, here, HARDWARE_KEYS)
+    if not changed:
+        return None
+    return (f"results/{name}/ holds another machine's results ({'; '.join(changed)}); "
+            f"{name} is only this machine's host name: pass --machine NAME to keep this "
+            f"machine's results apart (--machine {name} to measure again over them)")
+
+
 def machine_info(existing=None, defaults=None, gpu=None, os_name=None):
     """The machine entry to save: asv's defaults, the user's own edits, then what is
     detected now (GPU and OS version: they change with hardware and upgrades)."""
@@ -109,8 +184,11 @@ def machine_info(existing=None, defaults=None, gpu=None, os_name=None):
     return info
 
 
-def register_machine(name=None):
-    """Save this machine's entry where asv reads it (~/.asv-machine.json); its name."""
+def describe_machine(name=None):
+    """(name, entry) of this machine as asv will record it, saving nothing.
+
+    name: the user's --machine, or None for asv's default, the host name.
+    """
     from asv.machine import Machine, MachineCollection
 
     defaults = Machine.get_defaults()
@@ -121,5 +199,11 @@ def register_machine(name=None):
         existing = {}
     info = machine_info(existing, defaults)
     info["machine"] = name
-    MachineCollection.save(name, info)
     return name, info
+
+
+def register_machine(name, info):
+    """Save this machine's entry where asv reads it (~/.asv-machine.json)."""
+    from asv.machine import MachineCollection
+
+    MachineCollection.save(name, info)

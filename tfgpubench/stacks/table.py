@@ -86,7 +86,7 @@ def load_table(path=TABLE_FILE):
     except FileNotFoundError:
         raise TableError(f"{path}: no table of stacks here") from None
     except tomllib.TOMLDecodeError as exc:
-        raise TableError(f"{path}: not valid TOML: {exc}") from None
+        raise TableError(f"{path.name}: not valid TOML: {exc}") from None
     return parse_table(raw, name=path.name)
 
 
