@@ -79,18 +79,29 @@ def run_stack(session, stack, commit):
     machine, results_dir, snapshot_dir = session.machine, session.results_dir, session.snapshot_dir
     conf, asv_args, here = session.conf, session.asv_args, session.here
     wanted = ledger.selected_benchmarks(results_dir, _bench_patterns(asv_args))
-    measured, stale, why = ledger.previous_measurement(results_dir, machine, commit, wanted, here)
-    if measured:
+    previous = ledger.previous_measurement(results_dir, machine, commit, wanted, here)
+    skip_measured = ["--skip-existing-successful"]
+    if previous.finished:
         print(f"  already measured on {machine}; skipped")
         return None
-    if why:
-        print(f"  {why}")
+    if previous.complete:
+        # A run killed between asv's save and the ledger's line: the install that
+        # made these results says what they measured, if asv's environment still has it.
+        marker = _install_marker(Path(conf["env_dir"]), commit)
+        if marker is not None and marker.get("ok"):
+            print("  measured by an interrupted run; recording the versions it installed")
+            record_stack(session, stack, commit, marker, code=0)
+            return None
+        print("  measured by an interrupted run whose install is gone: measuring it again")
+        skip_measured = []
+    elif previous.why:
+        print(f"  {previous.why}")
     before = set(ledger.result_files(results_dir, machine, commit))
     ledger.begin(results_dir, snapshot_dir, machine, commit)
-    for path in stale:
+    for path in previous.stale:
         # asv would merge new results into the other configuration's file.
         path.unlink()
-    cmd = asv_command(["run", f"{commit}^!", "--machine", machine, "--skip-existing-successful",
+    cmd = asv_command(["run", f"{commit}^!", "--machine", machine, *skip_measured,
                 *launch_method_args(asv_args), *asv_args], session.config_path)
     try:
         code = run_asv(cmd)
@@ -108,21 +119,26 @@ def run_stack(session, stack, commit):
         ledger.end(snapshot_dir)
         reason = (marker or {}).get("reason") or f"asv exited {code} before installing it"
         return f"not installed: {reason}"
-    env_dir = Path(marker["env_dir"])
-    python = env_dir / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
-    gpu_multiply = probe_gpu(python, Path(conf["benchmark_dir"]))
-    ledger.record_installed(results_dir, machine, {
-        "label": stack.label, "commit": commit, "python": marker["python"],
-        "platform": marker["platform"], "variant": marker["variant"], "pins": marker["pins"],
-        "installed": marker["installed"], "also": marker.get("also", {}), "asv_exit": code,
-        "gpu_multiply": gpu_multiply,
-    })
+    record_stack(session, stack, commit, marker, code)
     ledger.end(snapshot_dir)
     if code == ASV_SOME_FAILED:
         return "installed, but some benchmarks failed (asv's output above says which)"
     if code != 0:
         return f"asv run exited {code}"
     return None
+
+
+def record_stack(session, stack, commit, marker, code):
+    """Write the stack's line in the ledger: the versions its install put in place."""
+    env_dir = Path(marker["env_dir"])
+    python = env_dir / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    gpu_multiply = probe_gpu(python, Path(session.conf["benchmark_dir"]))
+    ledger.record_installed(session.results_dir, session.machine, {
+        "label": stack.label, "commit": commit, "python": marker["python"],
+        "platform": marker["platform"], "variant": marker["variant"], "pins": marker["pins"],
+        "installed": marker["installed"], "also": marker.get("also", {}), "asv_exit": code,
+        "gpu_multiply": gpu_multiply,
+    })
 
 
 def probe_gpu(python, benchmark_dir):

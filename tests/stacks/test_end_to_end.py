@@ -7,9 +7,7 @@ benchmarks to seconds. The slow tests share one workspace, in file order.
 """
 
 import json
-import os
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -19,7 +17,7 @@ import pytest
 from tfgpubench.stacks import repo
 from tfgpubench.stacks.table import load_table
 
-from .conftest import ROOT, asv, make_workspace, tfgpubench, workspace_env
+from .conftest import ROOT, asv, make_workspace, run_until, tfgpubench
 
 OLD, NEW = "tf2.20.0", "tf2.21.0"
 BENCH = ["--quick", "-b", "Wait.time_wait"]
@@ -35,23 +33,6 @@ def result_file(path, label):
 
 def snapshot_bytes(path):
     return {p: p.read_bytes() for p in sorted((path / "results").rglob("*.json"))}
-
-
-def run_until(path, args, marker, then, delay):
-    """Start the runner in its own process group; once `marker` is printed, wait
-    `delay` s and send `then` to the whole group. Output and exit status."""
-    proc = subprocess.Popen([sys.executable, "-m", "tfgpubench", *args], cwd=path,
-                            env=workspace_env(path), stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
-    lines = []
-    for line in proc.stdout:
-        lines.append(line)
-        if marker in line:
-            time.sleep(delay)
-            os.killpg(proc.pid, then)
-            break
-    lines.extend(proc.stdout)
-    return "".join(lines), proc.wait(timeout=120)
 
 
 @pytest.fixture(scope="module")

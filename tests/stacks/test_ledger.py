@@ -127,30 +127,28 @@ def wait_benchmark(results):
 ])
 def test_skipped_only_when_recorded_on_this_machine_as_it_is(committed, change, skipped, why):
     here = dict(MACHINE_JSON, **change)
-    measured, stale, reason = ledger.previous_measurement(
-        committed, "vm", COMMIT, wait_benchmark(committed), here)
-    assert measured is skipped
-    assert stale == ([] if skipped else [committed / "vm" / RESULT])
-    assert (reason is None) is skipped
+    previous = ledger.previous_measurement(committed, "vm", COMMIT, wait_benchmark(committed), here)
+    assert previous.finished is skipped and previous.recorded
+    assert previous.stale == ([] if skipped else [committed / "vm" / RESULT])
+    assert (previous.why is None) is skipped
     if why:
-        assert why in reason and reason.endswith("measuring it again")
+        assert why in previous.why and previous.why.endswith("measuring it again")
 
 
 def test_a_result_whose_versions_were_never_recorded_is_not_finished(committed):
     path = committed / "vm" / INSTALLED_VERSIONS_FILE
     path.write_text("".join(line + "\n" for line in path.read_text().splitlines()
                             if COMMIT not in line))
-    measured, stale, reason = ledger.previous_measurement(
+    previous = ledger.previous_measurement(
         committed, "vm", COMMIT, wait_benchmark(committed), MACHINE_JSON)
-    assert not measured and stale == []
-    assert "interrupted before it recorded the installed versions" in reason
+    assert previous.complete and not previous.recorded and not previous.finished
 
 
 def test_a_benchmark_not_measured_is_not_skipped(committed):
     wanted = ledger.selected_benchmarks(committed, ["Wait.time_wait"])
     wanted["wait.Wait.time_something_new"] = {"params": []}
-    assert ledger.previous_measurement(committed, "vm", COMMIT, wanted, MACHINE_JSON) == (
-        False, [], None)
+    previous = ledger.previous_measurement(committed, "vm", COMMIT, wanted, MACHINE_JSON)
+    assert not previous.complete and previous.recorded and previous.why is None
 
 
 # --- the ledger: one whole line per stack ----------------------------------------------------

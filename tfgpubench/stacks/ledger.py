@@ -20,6 +20,7 @@ import json
 import os
 import re
 import shutil
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..names import INSTALLED_VERSIONS_FILE, NOT_RESULT_FILES, OWN_LABEL_PREFIX
@@ -220,21 +221,29 @@ def failed(value):
     return value is None or (isinstance(value, list) and None in value)
 
 
-def previous_measurement(results_dir, machine, commit, wanted, here):
-    """What this machine already has of a stack, for the runner to decide.
+@dataclass
+class Previous:
+    """What this machine already has of a stack (see previous_measurement)."""
 
-    Returns (measured, stale, why): measured, True when every benchmark in
-    `wanted` has a successful result recorded on this machine as it is now
-    (`here`: its asv machine entry) and the stack's installed versions are
-    recorded too; stale, the result files recorded on other hardware or
-    another OS, which a new measurement replaces; why, one line for the user
-    when there is something but not enough, else None.
-    """
+    complete: bool = False  # every wanted benchmark measured on this machine as it is now
+    recorded: bool = False  # and its installed versions written to the ledger
+    stale: list = field(default_factory=list)  # result files of another configuration
+    why: str = None  # one line for the user when there is something but not enough
+
+    @property
+    def finished(self):
+        return self.complete and self.recorded
+
+
+def previous_measurement(results_dir, machine, commit, wanted, here):
+    """What results/<machine>/ holds of `commit`, judged against this machine as it is
+    now (`here`: its asv machine entry). Results recorded on other hardware or another
+    OS do not count, and are listed as stale: a new measurement replaces them."""
     from asv.results import Results
 
+    previous = Previous(recorded=recorded(results_dir, machine, commit))
     if not wanted:
-        return False, [], None
-    complete, stale, why = False, [], None
+        return previous
     for path in result_files(results_dir, machine, commit):
         try:
             results = Results.load(str(path), machine)
@@ -242,18 +251,16 @@ def previous_measurement(results_dir, machine, commit, wanted, here):
             continue
         changed = differences(results.params, here)
         if changed:
-            stale.append(path)
-            why = f"measured on {machine} with {'; '.join(changed)}; measuring it again"
+            previous.stale.append(path)
+            previous.why = (f"measured on {machine} with {'; '.join(changed)}; "
+                            "measuring it again")
             continue
         have = set(results.get_result_keys(wanted))
-        complete = complete or all(
+        previous.complete = previous.complete or all(
             name in have and not failed(results.get_result_value(name, wanted[name]["params"]))
             for name in wanted
         )
-    if complete and not recorded(results_dir, machine, commit):
-        return False, stale, ("measured, but the run was interrupted before it recorded the "
-                              "installed versions: installing it again to record them")
-    return complete, stale, why
+    return previous
 
 
 def recorded(results_dir, machine, commit):

@@ -7,12 +7,17 @@ extra `gpu` key, with the model and its memory, shows up on the published
 site and separates machines of a fleet whose results are merged there.
 """
 
+import ctypes
 import json
 import platform
 import re
 import subprocess
 import sys
+from importlib import metadata
 from pathlib import Path
+
+from .install_stack import normalize_machine, python_version
+from .requirements import Facts
 
 NO_GPU = "none"
 
@@ -78,6 +83,87 @@ def detect_gpu(system=sys.platform):
         found = parse_nvidia_smi(_run(["nvidia-smi", "--query-gpu=name,memory.total",
                                        "--format=csv,noheader"]))
     return found or NO_GPU
+
+
+# --- what the stacks need: CUDA, cuDNN, macOS (see requirements.py) ---------------
+
+def parse_driver_cuda(text):
+    """'12.4' from nvidia-smi's header ('... CUDA Version: 12.4 ...'), or None."""
+    match = re.search(r"CUDA Version:\s*(\d+\.\d+)", text or "")
+    return match.group(1) if match else None
+
+
+def decode_cuda_version(number):
+    """cudaRuntimeGetVersion's 11080 -> '11.8', 12050 -> '12.5'."""
+    return f"{number // 1000}.{number % 1000 // 10}"
+
+
+def decode_cudnn_version(number):
+    """cudnnGetVersion's 8600 -> '8.6.0' (major*1000 + minor*100 + patch up to 8.x),
+    90300 -> '9.3.0' (major*10000 + minor*100 + patch from 9.0)."""
+    if number >= 10000:
+        return f"{number // 10000}.{number % 10000 // 100}.{number % 100}"
+    return f"{number // 1000}.{number % 1000 // 100}.{number % 100}"
+
+
+# The sonames TensorFlow dlopen()s, by major version: what the dynamic loader must find.
+CUDART_SONAMES = {11: "libcudart.so.11.0", 12: "libcudart.so.12", 13: "libcudart.so.13"}
+CUDNN_SONAMES = {8: "libcudnn.so.8", 9: "libcudnn.so.9"}
+
+
+def _library_version(soname, function, decode):
+    """The version the system library `soname` reports through `function`, or None
+    when the dynamic loader does not find it."""
+    try:
+        library = ctypes.CDLL(soname)
+        if function == "cudaRuntimeGetVersion":
+            value = ctypes.c_int()
+            if library.cudaRuntimeGetVersion(ctypes.byref(value)) != 0:
+                return None
+            return decode(value.value)
+        getter = getattr(library, function)
+        getter.restype = ctypes.c_size_t
+        return decode(getter())
+    except (OSError, AttributeError):
+        return None
+
+
+def _libraries(sonames, function, decode):
+    """{major: version} of the libraries the loader finds among `sonames`."""
+    found = {}
+    for major, soname in sonames.items():
+        version = _library_version(soname, function, decode)
+        if version:
+            found[major] = version
+    return found
+
+
+NVIDIA_WHEELS = ("nvidia-cuda-runtime-cu11", "nvidia-cudnn-cu11",
+                 "nvidia-cuda-runtime-cu12", "nvidia-cudnn-cu12")
+
+
+def detect_facts(python=None, system=sys.platform):
+    """This machine's requirements.Facts; `python` ('X.Y') stands in for this Python's."""
+    wheels = {}
+    for name in NVIDIA_WHEELS:
+        try:
+            wheels[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    driver = None
+    if system != "darwin":
+        driver = parse_driver_cuda(_run(["nvidia-smi"]))
+    return Facts(
+        system=system, machine=normalize_machine(platform.machine()),
+        python=python or python_version(),
+        macos=(platform.mac_ver()[0] or None) if system == "darwin" else None,
+        driver_cuda=driver,
+        cudart={} if system == "darwin" else _libraries(
+            CUDART_SONAMES, "cudaRuntimeGetVersion", decode_cuda_version),
+        cudnn={} if system == "darwin" else _libraries(
+            CUDNN_SONAMES, "cudnnGetVersion", decode_cudnn_version),
+        nvidia_wheels=wheels,
+    )
 
 
 def parse_os_release(text):
