@@ -109,6 +109,9 @@ CASES = {
     "toml-wheels": (edit('wheels = { x86_64 = ["3.10", "3.11", "3.12", "3.13"] }',
                          'wheels = { x86_64 = "3.11" }'), {}, {}, RUN,
                     [ROW, "wheels.x86_64 must list Pythons"]),
+    "cuda-wheels-more": (edit('cuda_wheels = { x86_64 = ["3.9", "3.10"] }',
+                              'cuda_wheels = { x86_64 = ["3.9", "3.12"] }'), {}, {}, RUN,
+                         ["stacks.toml [[linux]] #3 (tf2.14.1)", "cuda_wheels.x86_64 lists"]),
     "toml-no-macos": (lambda text: text.split("[[macos]]")[0] + "[[linux]]" +
                       text.split("[[linux]]", 1)[1], {}, {}, RUN,
                       ["stacks.toml: [[macos]] has no rows"]),

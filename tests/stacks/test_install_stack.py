@@ -120,7 +120,7 @@ def test_installer_refuses_bad_input_in_one_line(tmp_path, monkeypatch, capsys, 
 
 # --- CUDA: tensorflow[and-cuda] installed, tensorflow's version verified --------------
 
-def test_cuda_stack_installs_the_and_cuda_extra_and_verifies_tensorflow(
+def test_cuda_stack_installs_the_and_cuda_extra_from_wheels_and_verifies_tensorflow(
         tmp_path, monkeypatch, installer_env):
     stack = next(s for s in STACKS if s.label == "tf2.18.1")
     path = tmp_path / "stack.json"
@@ -135,7 +135,7 @@ def test_cuda_stack_installs_the_and_cuda_extra_and_verifies_tensorflow(
                             else {}))
     assert install_stack.main([str(path)]) == 0
     install = installer_env[-1]
-    assert install[:3] == ["install", "--only-binary", "tensorflow"]
+    assert install[:3] == ["install", "--only-binary", ":all:"]
     assert install[3:] == ["tensorflow[and-cuda]==2.18.1"]
     marker = json.loads((tmp_path / INSTALL_MARKER_FILE).read_text())
     assert marker["ok"] and marker["pins"] == ["tensorflow[and-cuda]==2.18.1"]

@@ -54,9 +54,16 @@ def test_pip_cuda_stacks_need_only_a_driver_for_their_major_version():
     needs = {n.what: n for n in stack_needs(STACKS["tf2.18.1"], "cuda", GPU_BOX)}
     assert needs["cuDNN"].needed == "9.3" and "tensorflow[and-cuda]" in needs["cuDNN"].found
     # A CUDA 11 driver does not run a CUDA 12 build; 2.14 (CUDA 11.8, by pip) it does.
-    old_driver = Facts("linux", "x86_64", "3.11", driver_cuda="11.4")
+    old_driver = Facts("linux", "x86_64", "3.10", driver_cuda="11.4")
     assert list(failing("tf2.18.1", "cuda", old_driver)) == ["NVIDIA driver"]
     assert failing("tf2.14.1", "cuda", old_driver) == {}
+
+
+def test_the_cuda_build_needs_its_own_pythons():
+    # tensorflow[and-cuda] 2.14 has no Python 3.11 wheels (tensorrt); its CPU build does.
+    assert failing("tf2.14.1", "cpu", GPU_BOX) == {}
+    missing = failing("tf2.14.1", "cuda", GPU_BOX)
+    assert list(missing) == ["Python"] and missing["Python"].needed == "3.9-3.10"
 
 
 def test_no_driver_no_gpu():

@@ -1,6 +1,7 @@
-"""pip resolves every stack's whole dependency set, from wheels only, for each
-platform, architecture and Python its row claims: a Mac user's first install is
-known to resolve before it is tried. Needs PyPI (pip's index); slow.
+"""pip resolves every stack's whole dependency set, from wheels only (as the
+installer installs it), for each platform, architecture and Python its row
+claims: a Mac user's first install is known to resolve before it is tried.
+Needs PyPI, and only PyPI: this machine's own pip configuration is left out.
 
 Each resolution is `pip install --dry-run --report` for another machine
 (--platform, --python-version, --implementation cp): macOS at the oldest version
@@ -39,6 +40,7 @@ pytestmark = pytest.mark.slow
 STACKS = load_table(ROOT / "stacks.toml")
 LINUX_GLIBC = (2, 31)
 PARALLEL = 8
+PYPI = "https://pypi.org/simple"
 
 
 def platforms(stack, arch):
@@ -51,17 +53,30 @@ def platforms(stack, arch):
     return tags + [f"manylinux2014_{arch}"]
 
 
+def ends(pythons, every_python):
+    return list(pythons) if every_python else sorted({pythons[0], pythons[-1]},
+                                                     key=lambda p: int(p.split(".")[1]))
+
+
 def claimed(stack, every_python):
     """(arch, python, variant, pins) of each resolution the row's claims call for."""
     cases = []
     for arch, pythons in sorted(stack.wheels.items()):
-        chosen = pythons if every_python else sorted({pythons[0], pythons[-1]},
-                                                     key=lambda p: int(p.split(".")[1]))
-        for python in chosen:
-            cases.append((arch, python, "cpu", list(stack.pins)))
-            if stack.cuda:
-                cases.append((arch, python, "cuda", list(stack.cuda)))
+        cases += [(arch, python, "cpu", list(stack.pins)) for python in ends(pythons, every_python)]
+        if stack.cuda:
+            cuda_pythons = (stack.cuda_wheels or stack.wheels)[arch]
+            cases += [(arch, python, "cuda", list(stack.cuda))
+                      for python in ends(cuda_pythons, every_python)]
     return cases
+
+
+def pypi_only_environment():
+    """This environment without the machine's own pip configuration (local indexes,
+    find-links, constraints), which no user has: PyPI decides. The certificate stays."""
+    environment = {k: v for k, v in os.environ.items()
+                   if not k.startswith("PIP_") or k in ("PIP_CERT", "PIP_DEFAULT_TIMEOUT")}
+    environment["PIP_CONFIG_FILE"] = os.devnull
+    return environment
 
 
 def resolve(platform_tags, python, pins):
@@ -69,12 +84,14 @@ def resolve(platform_tags, python, pins):
     with tempfile.TemporaryDirectory() as scratch:
         report = Path(scratch) / "report.json"
         cmd = [sys.executable, "-m", "pip", "install", "--dry-run", "--quiet",
-               "--target", str(Path(scratch) / "target"), "--report", str(report),
+               "--index-url", PYPI, "--target", str(Path(scratch) / "target"),
+               "--report", str(report),
                "--only-binary=:all:", "--implementation", "cp", "--python-version", python,
                "--ignore-installed", "--no-warn-script-location"]
         for tag in platform_tags:
             cmd += ["--platform", tag]
-        out = subprocess.run([*cmd, *pins], capture_output=True, text=True, timeout=900)
+        out = subprocess.run([*cmd, *pins], capture_output=True, text=True, timeout=900,
+                             env=pypi_only_environment())
         if out.returncode != 0:
             errors = [line for line in out.stderr.splitlines() if line.startswith("ERROR")]
             return None, (errors or out.stderr.strip().splitlines() or ["no output"])[-1]
@@ -84,8 +101,9 @@ def resolve(platform_tags, python, pins):
 def lower_bound(requires, package):
     """'9.3.0.75' from tensorflow's 'nvidia-cudnn-cu12>=9.3.0.75; extra == "and-cuda"'."""
     for requirement in requires:
-        match = re.match(rf"{package}\s*\(?\s*(?:>=|==)\s*([\d.]+)", requirement)
-        if match and "and-cuda" in requirement:
+        name, _, rest = requirement.partition(";")
+        match = re.match(rf"{package}\b[^;]*?(?:>=|==)\s*([\d.]+)", name.strip())
+        if match and "and-cuda" in rest:
             return match.group(1)
     return None
 

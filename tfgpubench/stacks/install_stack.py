@@ -84,7 +84,7 @@ def detect_variant(environ=None, nvidia=None):
 def choose_pins(stack, system, machine, python, variant="cpu"):
     """(pins, None) when `stack` installs on this system/machine/python, else (None, reason).
 
-    stack: a row as plain data (label, os, pins, optional cuda, wheels);
+    stack: a row as plain data (label, os, pins, optional cuda and cuda_wheels, wheels);
     system: sys.platform; machine: platform.machine(); python: 'X.Y'.
     """
     wanted_os = stack["os"]
@@ -99,6 +99,10 @@ def choose_pins(stack, system, machine, python, variant="cpu"):
     if python not in pythons:
         return None, f"no wheels for Python {python} on {arch} (only {', '.join(pythons)})"
     if variant == "cuda" and stack.get("cuda"):
+        cuda_pythons = stack.get("cuda_wheels", wheels).get(arch, [])
+        if python not in cuda_pythons:
+            return None, (f"the CUDA build has no wheels for Python {python} on {arch} "
+                          f"(only {', '.join(cuda_pythons) or 'none'})")
         return list(stack["cuda"]), None
     return list(stack["pins"]), None
 
@@ -193,14 +197,15 @@ def install(pins):
     """Remove what other stacks left, pip-install `pins` from wheels only. pip's exit status."""
     from importlib import metadata
 
-    names = [parse_pin(p)[0] for p in pins]
     distributions = {d.metadata["Name"] for d in metadata.distributions() if d.metadata["Name"]}
     stale = left_by_other_stacks(pins, installed_versions(), distributions, environment_tools())
     if stale and _pip(["uninstall", "-y", *stale]) != 0:
         return 1
-    # Wheels only for the stack itself: building TensorFlow from an sdist
-    # would take hours and measure something no user installs.
-    return _pip(["install", "--only-binary", ",".join(names), *pins])
+    # Wheels only, for the stack and everything it pulls in: building TensorFlow
+    # from an sdist would take hours and measure something no user installs, and
+    # wheels only is what tests/stacks/test_resolve.py proves resolves on every
+    # platform and Python a row claims (pip cannot resolve sdists for another one).
+    return _pip(["install", "--only-binary", ":all:", *pins])
 
 
 def _write_marker(record):

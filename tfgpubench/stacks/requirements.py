@@ -80,9 +80,9 @@ def cuda_build(tensorflow_version):
     return CUDA_BUILDS.get(series(tensorflow_version))
 
 
-def _pythons(stack, arch):
-    pythons = stack.wheels.get(arch) or sorted({p for ps in stack.wheels.values() for p in ps},
-                                               key=version_tuple)
+def _pythons(wheels, arch):
+    pythons = wheels.get(arch) or sorted({p for ps in wheels.values() for p in ps},
+                                         key=version_tuple)
     return list(pythons)
 
 
@@ -90,10 +90,10 @@ def _span(pythons):
     return pythons[0] if len(pythons) == 1 else f"{pythons[0]}-{pythons[-1]}"
 
 
-def platform_needs(stack, facts):
-    """OS, architecture and Python: what the row's wheels exist for."""
+def platform_needs(stack, facts, wheels=None):
+    """OS, architecture and Python: what the row's wheels (or `wheels`) exist for."""
     here = SECTION_OF_PLATFORM.get(facts.system, facts.system)
-    pythons = _pythons(stack, facts.machine)
+    pythons = _pythons(wheels or stack.wheels, facts.machine)
     return [
         Need("OS", OS_NAMES[stack.os], OS_NAMES.get(here, here), here == stack.os),
         Need("architecture", " or ".join(sorted(stack.wheels)), facts.machine,
@@ -162,10 +162,11 @@ def _system_library(what, needed, found, wheel_part, facts):
 
 def stack_needs(stack, variant, facts):
     """Every Need of `stack` with `variant` ('cpu' or 'cuda') on the machine of `facts`."""
-    needs = platform_needs(stack, facts)
+    cuda = variant == "cuda" and bool(stack.cuda)
+    needs = platform_needs(stack, facts, stack.cuda_wheels if cuda else None)
     if stack.os == "macos":
         needs.append(macos_need(stack, facts))
-    elif variant == "cuda" and stack.cuda:
+    elif cuda:
         needs.extend(cuda_needs(stack, facts))
     return needs
 

@@ -30,7 +30,7 @@ CUDA_EXTRA = "and-cuda"
 CUDA_EXTRA_FROM = (2, 14)
 ARCHES = ("arm64", "x86_64")
 ROW_KEYS = {"macos": {"label", "date", "pins", "wheels"},
-            "linux": {"label", "date", "pins", "cuda", "wheels"}}
+            "linux": {"label", "date", "pins", "cuda", "wheels", "cuda_wheels"}}
 REQUIRED_KEYS = {"label", "date", "pins", "wheels"}
 # A label is a git tag and an argument to asv: keep it to a safe alphabet, and
 # away from what git refuses (a trailing '.' or '.lock', '..') or reads as
@@ -58,6 +58,7 @@ class Stack:
     pins: tuple
     wheels: dict = field(hash=False)
     cuda: tuple = ()
+    cuda_wheels: dict = field(default=None, hash=False)
     where: str = field(default="", compare=False)
 
     def as_data(self):
@@ -71,6 +72,8 @@ class Stack:
         }
         if self.cuda:
             data["cuda"] = list(self.cuda)
+        if self.cuda_wheels is not None:
+            data["cuda_wheels"] = {arch: list(py) for arch, py in sorted(self.cuda_wheels.items())}
         return data
 
     def tensorflow_version(self):
@@ -158,8 +161,17 @@ def parse_row(row, os_name, where, latest):
         cuda = _parse_pins(row["cuda"], where, "cuda")
         _check_cuda(pins, cuda, where)
     wheels = _parse_wheels(row["wheels"], where)
+    cuda_wheels = None
+    if "cuda_wheels" in row:
+        if not cuda:
+            raise TableError(f"{where}: cuda_wheels without cuda pins")
+        cuda_wheels = _parse_wheels(row["cuda_wheels"], where, "cuda_wheels")
+        for arch, pythons in cuda_wheels.items():
+            if not set(pythons) <= set(wheels.get(arch, ())):
+                raise TableError(f"{where}: cuda_wheels.{arch} lists a Python wheels.{arch} "
+                                 "does not: the CUDA build resolves for fewer Pythons, not more")
     return Stack(label=label, os=os_name, date=date, pins=tuple(pins), wheels=wheels,
-                 cuda=tuple(cuda), where=where)
+                 cuda=tuple(cuda), cuda_wheels=cuda_wheels, where=where)
 
 
 def _parse_label(label, where):
@@ -249,19 +261,19 @@ def _check_cuda(pins, cuda, where):
                          f"{CUDA_TENSORFLOW}=={version}")
 
 
-def _parse_wheels(wheels, where):
+def _parse_wheels(wheels, where, key="wheels"):
     if not isinstance(wheels, dict) or not wheels:
-        raise TableError(f"{where}: wheels must map an architecture to its Pythons, "
+        raise TableError(f"{where}: {key} must map an architecture to its Pythons, "
                          'e.g. { arm64 = ["3.10", "3.11"] }')
     parsed = {}
     for arch, pythons in wheels.items():
         if arch not in ARCHES:
-            raise TableError(f"{where}: wheels for unknown architecture {arch!r}; "
+            raise TableError(f"{where}: {key} for unknown architecture {arch!r}; "
                              f"expected {' or '.join(ARCHES)}")
         if (not isinstance(pythons, list) or not pythons
                 or not all(isinstance(p, str) and PYTHON.match(p) for p in pythons)):
-            raise TableError(f"{where}: wheels.{arch} must list Pythons such as \"3.11\"")
+            raise TableError(f"{where}: {key}.{arch} must list Pythons such as \"3.11\"")
         if len(set(pythons)) != len(pythons):
-            raise TableError(f"{where}: wheels.{arch} lists a Python twice")
+            raise TableError(f"{where}: {key}.{arch} lists a Python twice")
         parsed[arch] = tuple(pythons)
     return parsed
