@@ -12,9 +12,11 @@ manylinux tags pip does not add by itself. Linux rows resolve their cuda pins to
 and tensorflow[and-cuda]'s nvidia-* requirements must agree with requirements.py's
 table of tested CUDA and cuDNN versions.
 
-The oldest and newest Python each row claims for each architecture (80
-resolutions, ~2 min with 8 at a time here); TFGPUBENCH_RESOLVE_ALL=1 resolves
-every Python (144; measured in the README).
+Each resolution costs pip ~10-15 s of CPU (it parses the index pages of ~40
+projects), so this resolves the oldest and newest Python each row claims for
+each architecture: 80 resolutions, 10 min 24 s on this project's 2-core VM with
+8 at a time (19 CPU-minutes), fewer minutes with more cores.
+TFGPUBENCH_RESOLVE_ALL=1 resolves every Python a row claims (144).
 """
 
 import json
