@@ -14,8 +14,15 @@ COMMANDS = {
 }
 
 
+class OneLineErrors(argparse.ArgumentParser):
+    """An unusable argument is one line naming it (exit status 2), not the usage text."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
 def build_parser():
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrors(
         prog="tfgpubench",
         description="asv benchmarks of tf.multiply on CPU and GPU, across TensorFlow releases",
     )

@@ -82,14 +82,18 @@ def stack_data(versions):
             "pins": [f"{name}=={version}" for name, version in sorted(versions.items())]}
 
 
+# The comparator stack's branch: a chain of its own, as each section of stacks.toml is.
+BRANCH = "comparators"
+
+
 def make_stack_repo(path, data):
     """A repository whose one commit is the comparator stack; its hash."""
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
     stacks_repo.git(path, "init", "-q")
     commit = stacks_repo.write_commit(path, data, None, STACK_DATE)
-    stacks_repo.git(path, "update-ref", f"refs/heads/{stacks_repo.BRANCH}", commit)
-    stacks_repo.git(path, "symbolic-ref", "HEAD", f"refs/heads/{stacks_repo.BRANCH}")
+    stacks_repo.git(path, "update-ref", f"refs/heads/{BRANCH}", commit)
+    stacks_repo.git(path, "symbolic-ref", "HEAD", f"refs/heads/{BRANCH}")
     stacks_repo.git(path, "tag", "-f", data["label"], commit)
     return commit
 
@@ -97,7 +101,7 @@ def make_stack_repo(path, data):
 def asv_config(work, benchmark_dir, repo):
     """The checkout's asv configuration, pointed at scratch folders under `work`."""
     config = json.loads((ROOT / "asv.conf.json").read_text())
-    config.update(repo=str(repo), benchmark_dir=str(benchmark_dir),
+    config.update(repo=str(repo), branches=[BRANCH], benchmark_dir=str(benchmark_dir),
                   results_dir=str(work / "results"), html_dir=str(work / "html"),
                   env_dir=str(work / "env"), install_command=[], uninstall_command=[])
     return config

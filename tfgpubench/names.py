@@ -53,6 +53,9 @@ GPU_CHECKS_ENV = "TFGPUBENCH_GPU_CHECKS"
 # from the site itself as PACKAGE@VERSION/PATH, and the list of where each came from.
 VENDOR_DIR = "vendor"
 VENDOR_SOURCES_FILE = "sources.json"
+# Labels of the side stacks `run --existing` measures for installations that
+# match no row of the table; no row's label may take it.
+OWN_LABEL_PREFIX = "own-"
 
 
 def case_id(benchmark, param_reprs):
@@ -63,3 +66,9 @@ def case_id(benchmark, param_reprs):
     """
     param_reprs = list(param_reprs)
     return f"{benchmark}({', '.join(param_reprs)})" if param_reprs else benchmark
+
+# --- test hooks ----------------------------------------------------------------------
+
+# TFGPUBENCH_PAUSE_AT=NAME stops the process at the pause point NAME (see
+# tfgpubench/pausepoints.py) so the kill tests can SIGKILL it there. Unset: no effect.
+PAUSE_AT_ENV = "TFGPUBENCH_PAUSE_AT"

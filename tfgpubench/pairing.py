@@ -26,6 +26,11 @@ METAL_TO_TENSORFLOW = {
 LAST_TENSORFLOW_MACOS = (2, 12)
 
 
+# The macOS each tensorflow-metal series needs, from the same table: 12.0 up to
+# tensorflow-metal 0.4, 12.1 from 0.5 on.
+METAL_MIN_MACOS = {metal: (12, 0) if metal < (0, 5) else (12, 1) for metal in METAL_TO_TENSORFLOW}
+
+
 def series(version):
     """(major, minor) of a version string such as '2.10.0' or '2.16.0rc1'."""
     parts = version.split(".")

@@ -10,16 +10,25 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import format as fmt
 from .config import load_config
-from .names import GPU_CHECKS_ENV, INSTALL_MARKER_FILE, TABLE_FILE
+from .names import GPU_CHECKS_ENV, INSTALL_MARKER_FILE, OWN_LABEL_PREFIX, TABLE_FILE
 from .pairing import series
 from .report import publish_page
 from .stacks import ledger
 from .stacks import repo as stacks_repo
-from .stacks.machine import register_machine
+from .stacks.install_stack import parse_pin
+from .stacks.machine import (
+    HARDWARE_KEYS,
+    check_machine_name,
+    describe_machine,
+    differences,
+    name_conflict,
+    register_machine,
+)
 from .stacks.selection import Target, fits
 from .stacks.table import TENSORFLOWS, load_table
 from .vendor import describe, make_self_contained
@@ -71,17 +80,40 @@ def run_asv(cmd):
         raise
 
 
-def run_stack(stack, commit, machine, config_path, conf, results_dir, snapshot_dir, asv_args):
-    """Measure one stack; None when it went well, else a one-line reason."""
+def run_stack(session, stack, commit):
+    """Measure one stack; None when it went well, else a one-line reason.
+
+    Results recorded under the same machine name on other hardware or
+    another OS are measured again, not skipped.
+    """
+    machine, results_dir, snapshot_dir = session.machine, session.results_dir, session.snapshot_dir
+    conf, asv_args, here = session.conf, session.asv_args, session.here
     wanted = ledger.selected_benchmarks(results_dir, _bench_patterns(asv_args))
-    if ledger.measured(results_dir, machine, commit, wanted):
+    previous = ledger.previous_measurement(results_dir, machine, commit, wanted, here)
+    skip_measured = ["--skip-existing-successful"]
+    if previous.finished:
         print(f"  already measured on {machine}; skipped")
         return None
+    if previous.complete:
+        # A run killed between asv's save and the ledger's line: the install that
+        # made these results says what they measured, if asv's environment still has it.
+        marker = _install_marker(Path(conf["env_dir"]), commit)
+        if marker is not None and marker.get("ok"):
+            print("  measured by an interrupted run; recording the versions it installed")
+            record_stack(session, stack, commit, marker, code=0)
+            return None
+        print("  measured by an interrupted run whose install is gone: measuring it again")
+        skip_measured = []
+    elif previous.why:
+        print(f"  {previous.why}")
     before = set(ledger.result_files(results_dir, machine, commit))
-    ledger.snapshot(ledger.files_asv_rewrites(results_dir, machine, commit), results_dir,
-                    snapshot_dir)
-    cmd = asv_command(["run", f"{commit}^!", "--machine", machine, "--skip-existing-successful",
-                       *ASV_RUN_DEFAULTS, *launch_method_args(asv_args), *asv_args], config_path)
+    ledger.begin(results_dir, snapshot_dir, machine, commit)
+    for path in previous.stale:
+        # asv would merge new results into the other configuration's file.
+        path.unlink()
+    cmd = asv_command(["run", f"{commit}^!", "--machine", machine, *skip_measured,
+                       *ASV_RUN_DEFAULTS, *launch_method_args(asv_args), *asv_args],
+                      session.config_path)
     try:
         code = run_asv(cmd)
     except KeyboardInterrupt:
@@ -95,16 +127,11 @@ def run_stack(stack, commit, machine, config_path, conf, results_dir, snapshot_d
     marker = _install_marker(Path(conf["env_dir"]), commit)
     if marker is None or not marker.get("ok"):
         ledger.restore(before, results_dir, snapshot_dir, machine, commit)
+        ledger.end(snapshot_dir)
         reason = (marker or {}).get("reason") or f"asv exited {code} before installing it"
         return f"not installed: {reason}"
-    gpu_checks = marker.get("gpu_checks")
-    print_gpu_checks(gpu_checks)
-    ledger.record_installed(results_dir, machine, {
-        "label": stack.label, "commit": commit, "python": marker["python"],
-        "platform": marker["platform"], "variant": marker["variant"], "pins": marker["pins"],
-        "installed": marker["installed"], "also": marker.get("also", {}), "asv_exit": code,
-        "gpu_checks": gpu_checks,
-    })
+    record_stack(session, stack, commit, marker, code)
+    ledger.end(snapshot_dir)
     if code == ASV_SOME_FAILED:
         return "installed, but some benchmarks failed (asv's output above says which)"
     if code != 0:
@@ -112,8 +139,21 @@ def run_stack(stack, commit, machine, config_path, conf, results_dir, snapshot_d
     return None
 
 
+def record_stack(session, stack, commit, marker, code):
+    """Write the stack's line in the ledger: the versions its install put in place and
+    what the GPU self-check the installer ran found."""
+    gpu_checks = marker.get("gpu_checks")
+    print_gpu_checks(gpu_checks)
+    ledger.record_installed(session.results_dir, session.machine, {
+        "label": stack.label, "commit": commit, "python": marker["python"],
+        "platform": marker["platform"], "variant": marker["variant"], "pins": marker["pins"],
+        "installed": marker["installed"], "also": marker.get("also", {}), "asv_exit": code,
+        "gpu_checks": gpu_checks,
+    })
+
+
 def print_gpu_checks(record):
-    """The GPU self-check's outcome, one line per check (the installer ran it)."""
+    """The GPU self-check's outcome, one line per check."""
     if not record:
         print("  GPU self-check: not recorded")
         return
@@ -172,11 +212,11 @@ def query_python(python, installer=INSTALLER):
 
 def match_existing(stacks, here):
     """The stack whose pins are exactly what `here` has installed, or None."""
-    installed = {f"{n}=={v}" for n, v in here["installed"].items()}
+    installed = set(here["installed"].items())
     for variant in ("cpu", "cuda"):
         target = Target(here["system"], here["machine"], here["python"], variant)
         for stack, pins in fits(stacks, target)[0]:
-            if set(pins) == installed:
+            if {parse_pin(p) for p in pins} == installed:
                 return stack
     return None
 
@@ -185,12 +225,12 @@ def own_stack(stacks, here):
     """A side stack for an installation no row matches, labeled with its versions."""
     os_name = {"darwin": "macos"}.get(here["system"], here["system"])
     installed = dict(sorted(here["installed"].items()))
-    label = "own-" + "-".join(f"{name}{version}" for name, version in installed.items())
+    label = OWN_LABEL_PREFIX + "-".join(f"{name}{version}" for name, version in installed.items())
     tf = next((v for n, v in installed.items() if n in TENSORFLOWS.get(os_name, ()) or
                n in ("tensorflow", "tensorflow-cpu", "tensorflow-macos")), None)
     # Drawn right after the newest row of its OS with an older or equal TensorFlow.
     parent = None
-    for stack in stacks_repo.chain_order(stacks):
+    for stack in stacks:
         if stack.os == os_name and tf and series(stack.tensorflow_version()) <= series(tf):
             parent = stack.label
     return {"label": label, "parent": parent, "stack": {
@@ -200,69 +240,135 @@ def own_stack(stacks, here):
     }}
 
 
-def run_existing(args, conf, config_path, stacks, own, asv_args):
-    python = args.existing
+def existing_stack(stacks, python):
+    """(here, label, own entry or None) for the TensorFlow installed in `python`.
+
+    Raises RunRefused when `python` cannot be asked or has no TensorFlow."""
     try:
         here = query_python(python)
-    except RuntimeError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    except (OSError, RuntimeError, ValueError) as exc:
+        raise RunRefused(f"--existing {python}: cannot ask it what it has installed ({exc})") \
+            from None
     if not here["installed"]:
-        print(f"error: {python} has no TensorFlow installed", file=sys.stderr)
-        return 2
-    root = config_path.parent
-    results_dir = root / conf["results_dir"]
+        raise RunRefused(f"--existing {python}: no TensorFlow installed there")
     versions = " ".join(f"{n}=={v}" for n, v in sorted(here["installed"].items()))
     stack = match_existing(stacks, here)
-    own_entry = None
     if stack is not None:
-        label = stack.label
-        print(f"{python}: {versions} is stack {label}")
-    else:
-        own_entry = own_stack(stacks, here)
-        label = own_entry["label"]
-        print(f"{python}: {versions} matches no row of {TABLE_FILE}; results go under "
-              f"its own label {label}")
-        own = [o for o in own if o["label"] != label] + [own_entry]
-    hashes = stacks_repo.build(stacks, root / conf["repo"], own)
-    machine, snapshot_dir = prepare_machine(args.machine, conf, results_dir)
-    commit = hashes[label]
-    record_path = Path(conf["env_dir"]).parent / EXISTING_GPU_CHECKS
+        print(f"{python}: {versions} is stack {stack.label}")
+        return here, stack.label, None
+    own_entry = own_stack(stacks, here)
+    print(f"{python}: {versions} matches no row of {TABLE_FILE}; results go under "
+          f"its own label {own_entry['label']}")
+    return here, own_entry["label"], own_entry
+
+
+def run_existing(session, python, here, label, own_entry, commit):
+    """Measure the installation in `python` under `commit`; asv's exit status."""
+    record = {"label": label, "commit": commit, "python": here["python"],
+              "platform": f"{here['system']} {here['machine']}", "existing": python,
+              "installed": here["installed"], "also": here["also"]}
+    if own_entry:
+        # Recorded before asv writes a result under the side commit, so a kill
+        # in between leaves no result whose commit the next run cannot rebuild.
+        record["own"] = own_entry
+        ledger.record_installed(session.results_dir, session.machine,
+                                dict(record, asv_exit=None, gpu_checks=None))
+    record_path = Path(session.conf["env_dir"]).parent / EXISTING_GPU_CHECKS
     record_path.parent.mkdir(parents=True, exist_ok=True)
-    gpu_checks = gpu_checks_in(python, Path(conf["benchmark_dir"]), record_path)
+    gpu_checks = gpu_checks_in(python, Path(session.conf["benchmark_dir"]), record_path)
     print_gpu_checks(gpu_checks)
     if gpu_checks:
-        # The benchmark processes read it instead of running the checks each.
+        # asv's benchmark processes read it instead of each running the checks.
         os.environ[GPU_CHECKS_ENV] = str(record_path)
-    ledger.snapshot(ledger.files_asv_rewrites(results_dir, machine, commit), results_dir,
-                    snapshot_dir)
+    ledger.begin(session.results_dir, session.snapshot_dir, session.machine, commit)
     code = run_asv(asv_command(["run", "-E", f"existing:{python}", "--set-commit-hash", commit,
-                                "--machine", machine, *ASV_RUN_DEFAULTS,
-                                *launch_method_args(asv_args), *asv_args], config_path))
-    for message in ledger.repair(results_dir, snapshot_dir):
+                                "--machine", session.machine, *ASV_RUN_DEFAULTS,
+                                *launch_method_args(session.asv_args), *session.asv_args],
+                               session.config_path))
+    for message in ledger.repair(session.results_dir, session.snapshot_dir):
         print(message)
     if code in (0, ASV_SOME_FAILED):
-        record = {"label": label, "commit": commit, "python": here["python"],
-                  "platform": f"{here['system']} {here['machine']}", "existing": python,
-                  "installed": here["installed"], "also": here["also"], "asv_exit": code,
-                  "gpu_checks": gpu_checks}
-        if own_entry:
-            record["own"] = own_entry
-        ledger.record_installed(results_dir, machine, record)
-    published = args.no_publish or publish(config_path, report=not args.no_report)
-    return 0 if code == 0 and published else 1
+        record.update(asv_exit=code, gpu_checks=gpu_checks)
+        ledger.record_installed(session.results_dir, session.machine, record)
+    ledger.end(session.snapshot_dir)
+    return code
 
 
-def prepare_machine(name, conf, results_dir):
-    """Register the machine with asv and repair what an interrupted run left.
+# --- before anything runs ----------------------------------------------------------
 
-    Returns (machine name, the directory of result snapshots)."""
-    machine, info = register_machine(name)
-    print(f"machine {machine}: {info['cpu']}; GPU {info['gpu']}; {info['os']}")
-    snapshot_dir = Path(conf["env_dir"]).parent / SNAPSHOT_DIR
-    for message in ledger.repair(results_dir, snapshot_dir):
+class RunRefused(ValueError):
+    """An input the run cannot go ahead with; the message names it, in one line."""
+
+
+@dataclass
+class Session:
+    """What every step of one `run` shares."""
+
+    config_path: Path
+    conf: dict
+    asv_args: list
+    machine: str = ""
+    here: dict = field(default_factory=dict)
+
+    @property
+    def root(self):
+        return self.config_path.parent
+
+    @property
+    def results_dir(self):
+        return self.root / self.conf["results_dir"]
+
+    @property
+    def snapshot_dir(self):
+        return self.root / Path(self.conf["env_dir"]).parent / SNAPSHOT_DIR
+
+
+def choose_machine(requested, results_dir):
+    """(name, asv entry) of this machine; RunRefused for a bad name or one that holds
+    another machine's results. Saves nothing."""
+    problem = check_machine_name(requested) if requested is not None else None
+    if problem:
+        raise RunRefused(f"--machine: {problem}")
+    name, info = describe_machine(requested)
+    problem = check_machine_name(name)
+    if problem:
+        raise RunRefused(f"this machine's host name makes a bad default: {problem}; "
+                         "pass --machine NAME")
+    recorded = _read_json_object(results_dir / name / "machine.json")
+    conflict = name_conflict(name, recorded, info, chosen=requested is not None)
+    if conflict:
+        raise RunRefused(conflict)
+    if recorded and differences(recorded, info, HARDWARE_KEYS):
+        print(f"results/{name}/ was recorded on other hardware "
+              f"({'; '.join(differences(recorded, info, HARDWARE_KEYS))}): its stacks are "
+              "measured again on this machine, replacing those results")
+    return name, info
+
+
+def _read_json_object(path):
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def check_results(session):
+    """RunRefused naming the first broken file under results/ no interrupted run explains."""
+    damage = ledger.find_damage(session.results_dir, session.snapshot_dir)
+    if damage:
+        raise RunRefused("\n".join(damage))
+
+
+def start(session):
+    """The first changes of a run, once every input is known good: register the machine
+    with asv, and undo what an interrupted run left half-written."""
+    register_machine(session.machine, session.here)
+    here = session.here
+    print(f"machine {session.machine}: {here['cpu']}; GPU {here['gpu']}; {here['os']}")
+    for message in ledger.repair(session.results_dir, session.snapshot_dir):
         print(message)
-    return machine, snapshot_dir
+    ledger.end(session.snapshot_dir)
 
 
 def build_stacks_repo(root, conf):

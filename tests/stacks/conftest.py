@@ -5,6 +5,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -37,9 +38,10 @@ def workspace_env(path):
     return env
 
 
-def tfgpubench(path, *args, timeout=900, **kwargs):
+def tfgpubench(path, *args, timeout=900, env_extra=None, **kwargs):
     return subprocess.run(
-        [sys.executable, "-m", "tfgpubench", *args], cwd=path, env=workspace_env(path),
+        [sys.executable, "-m", "tfgpubench", *args], cwd=path,
+        env={**workspace_env(path), **(env_extra or {})},
         capture_output=True, text=True, timeout=timeout, **kwargs,
     )
 
@@ -49,6 +51,24 @@ def asv(path, *args, timeout=900):
         [sys.executable, "-m", "asv", *args], cwd=path, env=workspace_env(path),
         capture_output=True, text=True, timeout=timeout,
     )
+
+
+def run_until(path, args, marker, then, delay, env_extra=None):
+    """Start the runner in its own process group; once `marker` is printed, wait
+    `delay` s and send `then` to the whole group. Output and exit status."""
+    proc = subprocess.Popen([sys.executable, "-m", "tfgpubench", *args], cwd=path,
+                            env={**workspace_env(path), **(env_extra or {})},
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    lines = []
+    for line in proc.stdout:
+        lines.append(line)
+        if marker in line:
+            time.sleep(delay)
+            os.killpg(proc.pid, then)
+            break
+    lines.extend(proc.stdout)
+    return "".join(lines), proc.wait(timeout=120)
 
 
 @pytest.fixture

@@ -77,3 +77,73 @@ def test_installer_refuses_a_stack_for_another_platform(tmp_path, monkeypatch, c
         "tfgpubench: stack tf2.9.2-metal0.5.0 not installed: a macos stack, this is linux")
     marker = json.loads((tmp_path / INSTALL_MARKER_FILE).read_text())
     assert marker["ok"] is False and marker["commit"] == "abc" and "pins" not in marker
+
+
+# --- bad input: one line, exit 2, nothing installed ----------------------------------
+
+@pytest.fixture
+def installer_env(tmp_path, monkeypatch):
+    monkeypatch.setenv("ASV_ENV_DIR", str(tmp_path))
+    monkeypatch.setenv("ASV_COMMIT", "abc")
+    monkeypatch.setenv("TFGPUBENCH_VARIANT", "cpu")
+    calls = []
+    monkeypatch.setattr(install_stack, "_pip", lambda args: calls.append(args) or 0)
+    return calls
+
+
+@pytest.mark.parametrize("content,environment,message", [
+    (None, {}, "cannot read the stack ([Errno 2]"),
+    ("{", {}, "cannot read the stack (Expecting property name"),
+    ("[]", {}, "not a stack (a JSON object of label, os, pins, wheels)"),
+    ('{"label": "x", "os": "linux", "pins": "tensorflow-cpu==2.21.0", "wheels": {}}', {},
+     "not a stack: pins must be a list"),
+    ('{"label": "x", "os": "linux", "pins": ["--pre"], "wheels": {}}', {},
+     "not NAME==VERSION: '--pre'"),
+    (json.dumps(STACKS[-1].as_data()), {"TFGPUBENCH_VARIANT": "rocm"},
+     "TFGPUBENCH_VARIANT='rocm': expected auto, cpu or cuda"),
+])
+def test_installer_refuses_bad_input_in_one_line(tmp_path, monkeypatch, capsys, installer_env,
+                                                 content, environment, message):
+    path = tmp_path / "stack.json"
+    if content is not None:
+        path.write_text(content)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    assert install_stack.main([str(path)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and message in err
+    assert err.startswith("tfgpubench: nothing installed: ")
+    assert installer_env == []
+    marker = json.loads((tmp_path / INSTALL_MARKER_FILE).read_text())
+    assert marker == {"commit": "abc", "ok": False, "reason": err.split(": ", 2)[2].strip()}
+
+
+# --- CUDA: tensorflow[and-cuda] installed, tensorflow's version verified --------------
+
+def test_cuda_stack_installs_the_and_cuda_extra_from_wheels_and_verifies_tensorflow(
+        tmp_path, monkeypatch, installer_env):
+    stack = next(s for s in STACKS if s.label == "tf2.18.1")
+    path = tmp_path / "stack.json"
+    path.write_text(json.dumps(stack.as_data()))
+    monkeypatch.setenv("TFGPUBENCH_VARIANT", "cuda")
+    monkeypatch.setattr(install_stack.sys, "platform", "linux")
+    monkeypatch.setattr(install_stack.platform, "machine", lambda: "x86_64")
+    monkeypatch.setattr(install_stack, "python_version", lambda: "3.11")
+    monkeypatch.setattr(install_stack, "installed_versions",
+                        lambda names=install_stack.TENSORFLOW_FAMILY: (
+                            {"tensorflow": "2.18.1"} if names == install_stack.TENSORFLOW_FAMILY
+                            else {}))
+    assert install_stack.main([str(path)]) == 0
+    install = installer_env[-1]
+    assert install[:3] == ["install", "--only-binary", ":all:"]
+    assert install[3:] == ["tensorflow[and-cuda]==2.18.1"]
+    marker = json.loads((tmp_path / INSTALL_MARKER_FILE).read_text())
+    assert marker["ok"] and marker["pins"] == ["tensorflow[and-cuda]==2.18.1"]
+
+
+def test_a_cuda_install_with_the_wrong_tensorflow_is_refused():
+    assert install_stack.verify(["tensorflow[and-cuda]==2.18.1"], {"tensorflow": "2.18.0"}) == (
+        "tensorflow 2.18.0 instead of 2.18.1")
+    assert install_stack.verify(["tensorflow[and-cuda]==2.18.1"], {
+        "tensorflow": "2.18.1", "tensorflow-cpu": "2.18.1"}) == (
+        "tensorflow-cpu 2.18.1 is installed too")

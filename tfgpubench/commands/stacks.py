@@ -1,11 +1,13 @@
 """The table of TensorFlow / tensorflow-metal stacks (stacks.toml).
 
 list: every stack, whether it installs here and why not; check: validate the
-table (with --online, also ask pip's index that each pin exists for this
-machine); build: (re)generate .stacks/, the git repository asv runs along,
-and print each label's commit; discover: ask pip's index for TensorFlow and
-tensorflow-metal releases newer than each section's last row and print their
-rows (with --write, append them to the table).
+table and say, per stack, what it needs from the machine (OS, architecture,
+Python, macOS, NVIDIA driver, CUDA, cuDNN) and whether this one has it (with
+--online, also ask pip's index that each pin exists for this machine); build:
+(re)generate .stacks/, the git repository asv runs along, and print each
+label's commit; discover: ask pip's index for TensorFlow and tensorflow-metal
+releases newer than each section's last row and print their rows (with
+--write, append them to the table).
 """
 
 import datetime
@@ -25,9 +27,11 @@ from ..stacks.discover import (
     redact,
 )
 from ..stacks.install_stack import detect_variant
-from ..stacks.repo import build
+from ..stacks.machine import detect_facts
+from ..stacks.repo import RepoError, build
+from ..stacks.requirements import describe_stack
 from ..stacks.selection import SelectionError, Target, fits, missing_on_index, pick
-from ..stacks.table import TableError, load_table
+from ..stacks.table import PYTHON, TableError, load_table
 
 
 def add_arguments(parser):
@@ -38,7 +42,9 @@ def add_arguments(parser):
     parser.add_argument("--stacks", metavar="SPEC", default="all",
                         help="a label, OLD..NEW or labels separated by commas")
     parser.add_argument("--python", help="X.Y to check against (default: this Python)")
-    parser.add_argument("--variant", choices=["auto", "cpu", "cuda"], default="auto")
+    parser.add_argument("--variant", choices=["auto", "cpu", "cuda"],
+                        help="Linux: the CPU or CUDA build (default: $TFGPUBENCH_VARIANT, "
+                             "else cuda where nvidia-smi lists a GPU)")
     parser.add_argument("--online", action="store_true",
                         help="check: ask pip's index that the pins of the stacks that "
                              "install here exist")
@@ -57,29 +63,37 @@ def format_row(stack, pins, reason, commit=None):
     return f"{mark}{head}{stack.label:24} {stack.date}  {what}"
 
 
+def error(message):
+    print(f"error: {message}", file=sys.stderr)
+    return 2
+
+
 def run(args):
     if args.action == "discover":
         return run_discover(args)
+    if args.python is not None and not PYTHON.match(args.python):
+        return error(f"--python {args.python}: expected X.Y, such as 3.11")
+    try:
+        variant = detect_variant({"TFGPUBENCH_VARIANT": args.variant} if args.variant else None)
+    except ValueError as exc:
+        return error(exc)
     try:
         stacks = load_table(args.table)
         chosen = pick(stacks, args.stacks)
-    except (TableError, SelectionError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    target = Target.here(python=args.python,
-                         variant=detect_variant({"TFGPUBENCH_VARIANT": args.variant}))
+    except TableError as exc:
+        return error(exc)
+    except SelectionError as exc:
+        return error(f"--stacks {exc}")
+    target = Target.here(python=args.python, variant=variant)
     runnable, left_out = fits(chosen, target)
     if args.action == "check":
-        print(f"{args.table}: {len(stacks)} stacks, valid")
-        if args.online:
-            problems = missing_on_index(runnable)
-            for _, message in problems:
-                print(f"error: {message}", file=sys.stderr)
-            return 2 if problems else 0
-        return 0
+        return check(args, stacks, chosen, runnable, variant)
     hashes = {}
     if args.action == "build":
-        hashes = build(stacks, Path(args.repo))
+        try:
+            hashes = build(stacks, Path(args.repo))
+        except RepoError as exc:
+            return error(exc)
     pins_of = {stack.label: pins for stack, pins in runnable}
     reason_of = {stack.label: reason for stack, reason in left_out}
     print(f"stacks for {target.describe()}:")
@@ -133,4 +147,21 @@ def run_discover(args):
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(f"{args.table}: appended {', '.join(s.label for s in rows)}", file=sys.stderr)
+    return 0
+
+
+def check(args, stacks, chosen, runnable, variant):
+    print(f"{args.table}: {len(stacks)} stacks, valid")
+    facts = detect_facts(python=args.python)
+    here = 0
+    for stack in chosen:
+        lines = describe_stack(stack, variant, facts)
+        here += lines[0].endswith("runs here")
+        print("\n".join(lines))
+    print(f"{here} of {len(chosen)} stacks can run on this machine ({variant} build on Linux)")
+    if args.online:
+        problems = missing_on_index(runnable)
+        for _, message in problems:
+            print(f"error: {message}", file=sys.stderr)
+        return 2 if problems else 0
     return 0

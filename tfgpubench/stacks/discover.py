@@ -68,10 +68,9 @@ SIMPLE_HTML = "application/vnd.pypi.simple.v1+html"
 # JSON first; an index that only speaks PEP 503 HTML still answers (without upload times).
 ACCEPT = f"{SIMPLE_JSON}, {SIMPLE_HTML};q=0.2, text/html;q=0.1"
 
-# The `cuda` pin of a Linux row. From TensorFlow 2.14, `tensorflow[and-cuda]` also
-# installs NVIDIA's CUDA and cuDNN wheels; table.py's validator accepts no extras
-# yet, so rows pin plain tensorflow. Set this to (2, 14) once it accepts the extra.
-AND_CUDA_FROM = None
+# The `cuda` pin of a Linux row: from TensorFlow 2.14, `tensorflow[and-cuda]`, which
+# also installs NVIDIA's CUDA and cuDNN wheels (table.py requires it from there).
+AND_CUDA_FROM = (2, 14)
 
 # Wheel tags -> (system, architecture as the table names it).
 CPYTHON = re.compile(r"^cp3(\d+)$")
@@ -332,7 +331,8 @@ def discover(stacks, answers, today):
             if f.cuda:
                 raw["cuda"] = list(f.cuda)
             try:
-                rows[section].append(parse_row(raw, section, f"discovered {f.label}"))
+                rows[section].append(parse_row(raw, section, f"discovered {f.label}",
+                                               latest=today + datetime.timedelta(days=1)))
             except TableError as exc:  # the validator rejects what the rules built
                 notes.append(str(exc))
     return Discovery(rows, notes, dated)

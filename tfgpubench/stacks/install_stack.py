@@ -44,7 +44,9 @@ TENSORFLOW_FAMILY = (
     "tensorflow-intel",
     "tensorflow-metal",
 )
-PIN = re.compile(r"^([a-z][a-z0-9-]*)==(\d+(?:\.\d+)*(?:\.post\d+)?)$")
+# NAME==VERSION, or NAME[EXTRA]==VERSION: nothing else of pip's syntax can
+# reach pip through a stack (stacks.toml decides which extras a row may use).
+PIN = re.compile(r"^([a-z][a-z0-9-]*)(?:\[([a-z][a-z0-9-]*)\])?==(\d+(?:\.\d+)*(?:\.post\d+)?)$")
 OS_OF_PLATFORM = {"darwin": "macos", "linux": "linux"}
 MACHINE_ALIASES = {"amd64": "x86_64", "x86_64": "x86_64", "arm64": "arm64", "aarch64": "arm64"}
 # Recorded with each result too: they move with TensorFlow and change timings.
@@ -86,7 +88,7 @@ def detect_variant(environ=None, nvidia=None):
 def choose_pins(stack, system, machine, python, variant="cpu"):
     """(pins, None) when `stack` installs on this system/machine/python, else (None, reason).
 
-    stack: a row as plain data (label, os, pins, optional cuda, wheels);
+    stack: a row as plain data (label, os, pins, optional cuda and cuda_wheels, wheels);
     system: sys.platform; machine: platform.machine(); python: 'X.Y'.
     """
     wanted_os = stack["os"]
@@ -101,15 +103,26 @@ def choose_pins(stack, system, machine, python, variant="cpu"):
     if python not in pythons:
         return None, f"no wheels for Python {python} on {arch} (only {', '.join(pythons)})"
     if variant == "cuda" and stack.get("cuda"):
+        cuda_pythons = stack.get("cuda_wheels", wheels).get(arch, [])
+        if python not in cuda_pythons:
+            return None, (f"the CUDA build has no wheels for Python {python} on {arch} "
+                          f"(only {', '.join(cuda_pythons) or 'none'})")
         return list(stack["cuda"]), None
     return list(stack["pins"]), None
 
 
-def parse_pin(pin):
-    match = PIN.match(pin)
+def split_pin(pin):
+    """(name, extra or None, version) of NAME[EXTRA]==VERSION."""
+    match = PIN.match(pin) if isinstance(pin, str) else None
     if not match:
         raise ValueError(f"not NAME==VERSION: {pin!r}")
-    return match.group(1), match.group(2)
+    return match.group(1), match.group(2), match.group(3)
+
+
+def parse_pin(pin):
+    """(distribution name, version): what pip must end up installing for `pin`."""
+    name, _, version = split_pin(pin)
+    return name, version
 
 
 def installed_versions(names=TENSORFLOW_FAMILY):
@@ -188,14 +201,15 @@ def install(pins):
     """Remove what other stacks left, pip-install `pins` from wheels only. pip's exit status."""
     from importlib import metadata
 
-    names = [parse_pin(p)[0] for p in pins]
     distributions = {d.metadata["Name"] for d in metadata.distributions() if d.metadata["Name"]}
     stale = left_by_other_stacks(pins, installed_versions(), distributions, environment_tools())
     if stale and _pip(["uninstall", "-y", *stale]) != 0:
         return 1
-    # Wheels only for the stack itself: building TensorFlow from an sdist
-    # would take hours and measure something no user installs.
-    return _pip(["install", "--only-binary", ",".join(names), *pins])
+    # Wheels only, for the stack and everything it pulls in: building TensorFlow
+    # from an sdist would take hours and measure something no user installs, and
+    # wheels only is what tests/stacks/test_resolve.py proves resolves on every
+    # platform and Python a row claims (pip cannot resolve sdists for another one).
+    return _pip(["install", "--only-binary", ":all:", *pins])
 
 
 def _write_marker(record):
@@ -225,6 +239,33 @@ def run_gpu_checks(benchmark_dir):
     return json.loads(lines[-1]), None
 
 
+# What a stack file must hold, and of which type (asv checks out one per commit).
+STACK_KEYS = {"label": str, "os": str, "pins": list, "wheels": dict}
+
+
+def read_stack(path):
+    """The stack in `path` as plain data; ValueError in one line if it is not one."""
+    try:
+        with open(path) as f:
+            stack = json.load(f)
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: cannot read the stack ({exc})") from None
+    if not isinstance(stack, dict):
+        raise ValueError(f"{path}: not a stack (a JSON object of {', '.join(STACK_KEYS)})")
+    for key, kind in STACK_KEYS.items():
+        if not isinstance(stack.get(key), kind):
+            raise ValueError(f"{path}: not a stack: {key} must be a {kind.__name__}")
+    cuda = stack.get("cuda", [])
+    if not isinstance(cuda, list):
+        raise ValueError(f"{path}: not a stack: cuda must be a list")
+    for pin in stack["pins"] + cuda:
+        try:
+            split_pin(pin)
+        except ValueError as exc:
+            raise ValueError(f"{path}: {exc}") from None
+    return stack
+
+
 def describe_here():
     """This Python's platform and TensorFlow family, as plain data (for --query)."""
     return {
@@ -244,11 +285,15 @@ def main(argv=None):
     if len(argv) not in (1, 2):
         print("usage: install_stack.py STACK.json [BENCHMARK_DIR] | --query", file=sys.stderr)
         return 2
-    with open(argv[0]) as f:
-        stack = json.load(f)
     benchmark_dir = argv[1] if len(argv) == 2 else None
+    try:
+        variant = detect_variant()
+        stack = read_stack(argv[0])
+    except ValueError as exc:
+        _write_marker({"commit": os.environ.get("ASV_COMMIT"), "ok": False, "reason": str(exc)})
+        print(f"tfgpubench: nothing installed: {exc}", file=sys.stderr)
+        return 2
     python = python_version()
-    variant = detect_variant()
     record = {
         "commit": os.environ.get("ASV_COMMIT"),
         "label": stack["label"],

@@ -7,11 +7,17 @@ extra `gpu` key, with the model and its memory, shows up on the published
 site and separates machines of a fleet whose results are merged there.
 """
 
+import ctypes
 import json
 import platform
+import re
 import subprocess
 import sys
+from importlib import metadata
 from pathlib import Path
+
+from .install_stack import normalize_machine, python_version
+from .requirements import Facts
 
 NO_GPU = "none"
 
@@ -79,6 +85,87 @@ def detect_gpu(system=sys.platform):
     return found or NO_GPU
 
 
+# --- what the stacks need: CUDA, cuDNN, macOS (see requirements.py) ---------------
+
+def parse_driver_cuda(text):
+    """'12.4' from nvidia-smi's header ('... CUDA Version: 12.4 ...'), or None."""
+    match = re.search(r"CUDA Version:\s*(\d+\.\d+)", text or "")
+    return match.group(1) if match else None
+
+
+def decode_cuda_version(number):
+    """cudaRuntimeGetVersion's 11080 -> '11.8', 12050 -> '12.5'."""
+    return f"{number // 1000}.{number % 1000 // 10}"
+
+
+def decode_cudnn_version(number):
+    """cudnnGetVersion's 8600 -> '8.6.0' (major*1000 + minor*100 + patch up to 8.x),
+    90300 -> '9.3.0' (major*10000 + minor*100 + patch from 9.0)."""
+    if number >= 10000:
+        return f"{number // 10000}.{number % 10000 // 100}.{number % 100}"
+    return f"{number // 1000}.{number % 1000 // 100}.{number % 100}"
+
+
+# The sonames TensorFlow dlopen()s, by major version: what the dynamic loader must find.
+CUDART_SONAMES = {11: "libcudart.so.11.0", 12: "libcudart.so.12", 13: "libcudart.so.13"}
+CUDNN_SONAMES = {8: "libcudnn.so.8", 9: "libcudnn.so.9"}
+
+
+def _library_version(soname, function, decode):
+    """The version the system library `soname` reports through `function`, or None
+    when the dynamic loader does not find it."""
+    try:
+        library = ctypes.CDLL(soname)
+        if function == "cudaRuntimeGetVersion":
+            value = ctypes.c_int()
+            if library.cudaRuntimeGetVersion(ctypes.byref(value)) != 0:
+                return None
+            return decode(value.value)
+        getter = getattr(library, function)
+        getter.restype = ctypes.c_size_t
+        return decode(getter())
+    except (OSError, AttributeError):
+        return None
+
+
+def _libraries(sonames, function, decode):
+    """{major: version} of the libraries the loader finds among `sonames`."""
+    found = {}
+    for major, soname in sonames.items():
+        version = _library_version(soname, function, decode)
+        if version:
+            found[major] = version
+    return found
+
+
+NVIDIA_WHEELS = ("nvidia-cuda-runtime-cu11", "nvidia-cudnn-cu11",
+                 "nvidia-cuda-runtime-cu12", "nvidia-cudnn-cu12")
+
+
+def detect_facts(python=None, system=sys.platform):
+    """This machine's requirements.Facts; `python` ('X.Y') stands in for this Python's."""
+    wheels = {}
+    for name in NVIDIA_WHEELS:
+        try:
+            wheels[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    driver = None
+    if system != "darwin":
+        driver = parse_driver_cuda(_run(["nvidia-smi"]))
+    return Facts(
+        system=system, machine=normalize_machine(platform.machine()),
+        python=python or python_version(),
+        macos=(platform.mac_ver()[0] or None) if system == "darwin" else None,
+        driver_cuda=driver,
+        cudart={} if system == "darwin" else _libraries(
+            CUDART_SONAMES, "cudaRuntimeGetVersion", decode_cuda_version),
+        cudnn={} if system == "darwin" else _libraries(
+            CUDNN_SONAMES, "cudnnGetVersion", decode_cudnn_version),
+        nvidia_wheels=wheels,
+    )
+
+
 def parse_os_release(text):
     for line in (text or "").splitlines():
         if line.startswith("PRETTY_NAME="):
@@ -99,6 +186,80 @@ def os_description(system=sys.platform):
     return f"{pretty}, {kernel}" if pretty else kernel
 
 
+# --- is it the same machine? ------------------------------------------------------
+
+# What makes results comparable: the hardware asv records, and the OS.
+HARDWARE_KEYS = ("arch", "cpu", "num_cpu", "ram", "gpu")
+OS_KEY = "os"
+# Memory as asv records it is the kernel's total usable memory, which moves by
+# tens to hundreds of MB with the kernel version, firmware reservations and a
+# VM's configuration (this project's VMs: 25276059648 and 25325268992 bytes,
+# 0.2% apart, same 24 GiB). Memory sizes machines are built with differ by
+# 12.5% at the least (16/18, 32/36 GB); 5% tells them apart.
+RAM_TOLERANCE = 0.05
+# The name of results/<name>/: a directory name on every OS, never a file of results/.
+MACHINE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+def os_release(description):
+    """An OS description with every version cut to major.minor: 'Debian GNU/Linux 12
+    (bookworm), Linux 6.18' or 'macOS 14.5 (Darwin 23.5)'. A kernel patch or build
+    suffix is not a new configuration; macOS 14.5 -> 15.0 (new Metal) is."""
+    return re.sub(r"\b(\d+\.\d+)(?:\.\d+)*[-+~.\w]*", r"\1", str(description or ""))
+
+
+def _ram_differs(recorded, here):
+    try:
+        recorded, here = float(recorded), float(here)
+    except (TypeError, ValueError):
+        return recorded != here
+    return abs(recorded - here) > RAM_TOLERANCE * max(recorded, here)
+
+
+def differences(recorded, here, keys=HARDWARE_KEYS + (OS_KEY,)):
+    """["cpu 'AMD EPYC' (this machine: 'Intel Xeon')", ...] where the machine `recorded`
+    (asv's machine entry or a result's params) is not this one, `here`."""
+    found = []
+    for key in keys:
+        before, now = recorded.get(key), here.get(key)
+        if key == "ram":
+            differ = _ram_differs(before, now)
+        elif key == OS_KEY:
+            differ = os_release(before) != os_release(now)
+        else:
+            differ = str(before) != str(now)
+        if differ:
+            found.append(f"{key} {before!r} (this machine: {now!r})")
+    return found
+
+
+def check_machine_name(name):
+    """None when `name` can name results/<name>/, else why not."""
+    if not MACHINE_NAME.match(name or "") or name.endswith(".json"):
+        return (f"machine name {name!r} must start with a letter or digit and use only "
+                "letters, digits and . _ - (at most 64, not ending in .json)")
+    return None
+
+
+def name_conflict(name, recorded, here, chosen):
+    """None when results/<name>/ may take this machine's results, else a one-line error.
+
+    recorded: results/<name>/machine.json (None if there is none); chosen:
+    whether the user passed the name. A name asv made up (the host name) that
+    already holds another machine's results, such as results committed from a
+    machine also called `vm`, is refused: taking them for this machine's would
+    skip its stacks and publish another machine's numbers as its own.
+    """
+    if not recorded or chosen:
+        return None
+    changed = differences(recorded, here, HARDWARE_KEYS)
+    if not changed:
+        return None
+    return (f"results/{name}/ holds another machine's results ({'; '.join(changed)}); "
+            f"{name} is only this machine's host name: pass --machine NAME to keep this "
+            f"machine's results apart (--machine {name} to measure again over them)")
+
+
 def machine_info(existing=None, defaults=None, gpu=None, os_name=None):
     """The machine entry to save: asv's defaults, the user's own edits, then what is
     detected now (GPU and OS version: they change with hardware and upgrades)."""
@@ -109,8 +270,11 @@ def machine_info(existing=None, defaults=None, gpu=None, os_name=None):
     return info
 
 
-def register_machine(name=None):
-    """Save this machine's entry where asv reads it (~/.asv-machine.json); its name."""
+def describe_machine(name=None):
+    """(name, entry) of this machine as asv will record it, saving nothing.
+
+    name: the user's --machine, or None for asv's default, the host name.
+    """
     from asv.machine import Machine, MachineCollection
 
     defaults = Machine.get_defaults()
@@ -121,5 +285,11 @@ def register_machine(name=None):
         existing = {}
     info = machine_info(existing, defaults)
     info["machine"] = name
-    MachineCollection.save(name, info)
     return name, info
+
+
+def register_machine(name, info):
+    """Save this machine's entry where asv reads it (~/.asv-machine.json)."""
+    from asv.machine import MachineCollection
+
+    MachineCollection.save(name, info)

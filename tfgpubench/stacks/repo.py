@@ -6,22 +6,34 @@ all of that work along releases with asv unmodified. The hashes depend only
 on the table (fixed author, committer, dates, content; no user git config),
 so every machine generates the same ones and their results merge.
 
+Each section of the table is its own branch (`macos`, `linux`: the names
+asv.conf.json lists), a chain of that section's rows in table order. A
+commit's hash covers its row and, through its parent, the rows above it in
+its own section, and nothing else: appending a row to a section changes no
+existing commit of either section, whatever its date. (One chain over both
+sections, sorted by date, rehashed every later row of the other section.)
+
 Commits are written with git plumbing (hash-object, mktree, commit-tree):
-no hooks, signing or user configuration can change them.
+no hooks, signing or user configuration can change them. The repository is
+generated whole beside .stacks and swapped in, so a run killed while
+generating it leaves the previous repository, or none, never half of one.
 """
 
 import json
 import os
+import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 from ..names import STACK_FILE
+from ..pausepoints import pause_point
 
-BRANCH = "main"
 AUTHOR = ("tfgpubench stacks", "stacks@tfgpubench.invalid")
 # Noon UTC: the same calendar day in every time zone asv displays.
 TIME_OF_DAY = "12:00:00 +0000"
-OWN_PREFIX = "own-"
+# Beside the repository: the one being generated, and the one being replaced.
+SCRATCH_SUFFIX, ASIDE_SUFFIX = ".new", ".old"
 
 
 class RepoError(RuntimeError):
@@ -79,69 +91,88 @@ def write_commit(path, data, parent, date, seconds=0):
     return git(path, *args, env=env)
 
 
-def chain_order(stacks):
-    """The stacks in commit order: by date, the table's order breaking ties."""
-    return sorted(stacks, key=lambda s: s.date)
+def branch_of(os_name):
+    """The branch that holds a section's chain: the section's own name."""
+    return os_name
 
 
 def expected_hashes(stacks, own=()):
     """{label: hash} the table gives, computed in a scratch repository."""
-    import tempfile
-
     with tempfile.TemporaryDirectory() as scratch:
-        return build(stacks, scratch, own)
+        return build(stacks, Path(scratch) / "stacks", own)
 
 
 def build(stacks, path, own=()):
-    """Create or update the repository at `path`; {label: hash} for every tag.
+    """Generate the repository at `path` (replacing the one there); {label: hash} of every tag.
 
+    stacks: the table's rows, each section oldest first (the table's order).
     own: extra stacks measured from an existing installation that matches no
     row (see runner); each becomes a side commit on its parent row, so it
-    has a tag and a place on the graphs without changing the main line.
+    has a tag and a place on the graphs without changing any branch.
     """
     path = Path(path)
-    if not (path / ".git").is_dir():
-        path.mkdir(parents=True, exist_ok=True)
-        git(path, "init", "-q")
-    hashes = {}
-    parent = None
-    for stack in chain_order(stacks):
-        parent = write_commit(path, stack.as_data(), parent, stack.date.isoformat())
-        hashes[stack.label] = parent
-    if parent is None:
-        raise RepoError("the table has no stacks")
-    for entry in own:
-        base = hashes.get(entry["parent"], parent)
-        date = git(path, "show", "-s", "--format=%cd", "--date=format:%Y-%m-%d", base)
-        hashes[entry["label"]] = write_commit(path, entry["stack"], base, date, seconds=60)
-    git(path, "update-ref", f"refs/heads/{BRANCH}", parent)
-    git(path, "symbolic-ref", "HEAD", f"refs/heads/{BRANCH}")
-    _sync_tags(path, hashes)
-    # The work tree follows the branch so a human looking at .stacks sees the newest stack.
-    git(path, "reset", "-q", "--hard", BRANCH)
+    scratch = path.with_name(path.name + SCRATCH_SUFFIX)
+    aside = path.with_name(path.name + ASIDE_SUFFIX)
+    _check_generated(path)
+    for leftover in (scratch, aside):  # what a killed build left
+        if leftover.exists():
+            shutil.rmtree(leftover)
+    hashes = _generate(stacks, scratch, own)
+    if path.exists():
+        path.rename(aside)
+    pause_point("stacks-swap")
+    scratch.rename(path)
+    if aside.exists():
+        shutil.rmtree(aside)
     return hashes
 
 
-def _sync_tags(path, hashes):
-    current = {}
-    listing = git(path, "for-each-ref", "--format=%(refname:short) %(objectname)", "refs/tags")
-    for line in listing.splitlines():
-        name, obj = line.split()
-        current[name] = obj
-    for name in set(current) - set(hashes):
-        git(path, "tag", "-d", name)
-    for label, commit in hashes.items():
-        if current.get(label) != commit:
-            git(path, "tag", "-f", label, commit)
-    # Other refs (a placeholder remote, old branches) would put stale commits
-    # into asv's `rev-list --all` ordering.
-    refs = git(path, "for-each-ref", "--format=%(refname)")
-    for ref in refs.splitlines():
-        if not ref.startswith(("refs/tags/", f"refs/heads/{BRANCH}")):
-            git(path, "update-ref", "-d", ref)
+def _check_generated(path):
+    """Refuse to replace a directory this module did not generate."""
+    if not path.exists() or (path.is_dir() and not any(path.iterdir())):
+        return
+    if not (path / ".git").is_dir():
+        raise RepoError(f"{path} is not a generated stacks repository; not replacing it")
+    authors = set(git(path, "log", "--all", "--format=%ae").split())
+    if authors - {AUTHOR[1]}:
+        raise RepoError(f"{path} holds commits by {', '.join(sorted(authors - {AUTHOR[1]}))}; "
+                        "not a generated stacks repository, not replacing it")
+
+
+def _generate(stacks, path, own):
+    path.mkdir(parents=True)
+    git(path, "init", "-q")
+    hashes, heads, roots = {}, {}, {}
+    for stack in stacks:
+        parent = heads.get(stack.os)
+        commit = write_commit(path, stack.as_data(), parent, stack.date.isoformat())
+        hashes[stack.label] = heads[stack.os] = commit
+        roots.setdefault(stack.os, commit)
+    if not heads:
+        raise RepoError("the table has no stacks")
+    for entry in own:
+        # Drawn after its parent row; a parent no longer in the table falls
+        # back to the first row of its section, which appending never changes.
+        base = (hashes.get(entry["parent"]) or roots.get(entry["stack"].get("os"))
+                or next(iter(roots.values())))
+        date = git(path, "show", "-s", "--format=%cd", "--date=format:%Y-%m-%d", base)
+        hashes[entry["label"]] = write_commit(path, entry["stack"], base, date, seconds=60)
+    refs = [f"update refs/heads/{branch_of(os_name)} {head}" for os_name, head in heads.items()]
+    refs += [f"update refs/tags/{label} {commit}" for label, commit in hashes.items()]
+    git(path, "update-ref", "--stdin", input="\n".join(refs) + "\n")
+    # The work tree shows the first section's newest stack, for a human looking.
+    git(path, "symbolic-ref", "HEAD", f"refs/heads/{branch_of(next(iter(heads)))}")
+    git(path, "reset", "-q", "--hard")
+    return hashes
 
 
 def tags(path):
     """{label: hash} of an existing repository."""
     listing = git(path, "for-each-ref", "--format=%(refname:short) %(objectname)", "refs/tags")
+    return dict(line.split() for line in listing.splitlines())
+
+
+def branches(path):
+    """{branch: head hash} of an existing repository."""
+    listing = git(path, "for-each-ref", "--format=%(refname:short) %(objectname)", "refs/heads")
     return dict(line.split() for line in listing.splitlines())

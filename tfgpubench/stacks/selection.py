@@ -63,6 +63,9 @@ def pick(stacks, spec):
     labels = [s.label for s in stacks]
     if ".." in spec:
         old, new = spec.split("..", 1)
+        if not old and not new:
+            raise SelectionError(f"{spec}: a range needs a label on at least one side "
+                                 "(OLD.., ..NEW, OLD..NEW)")
         start = _index(labels, old, spec) if old else None
         end = _index(labels, new, spec) if new else None
         os_name = stacks[start if start is not None else end].os
@@ -79,6 +82,9 @@ def pick(stacks, spec):
 
 
 def _index(labels, label, spec):
+    if not label:
+        raise SelectionError(f"{spec}: an empty label; `python -m tfgpubench stacks list` "
+                             "shows them")
     try:
         return labels.index(label)
     except ValueError:

@@ -9,9 +9,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..names import TABLE_FILE
+from ..names import OWN_LABEL_PREFIX, TABLE_FILE
 from ..pairing import LAST_TENSORFLOW_MACOS, pairing_verdict, series
-from .install_stack import PIN
+from .install_stack import split_pin
 
 try:
     import tomllib
@@ -22,12 +22,25 @@ except ImportError:  # Python < 3.11
 TENSORFLOWS = {"macos": ("tensorflow-macos", "tensorflow"), "linux": ("tensorflow-cpu",)}
 PLUGIN = {"macos": "tensorflow-metal"}
 CUDA_TENSORFLOW = "tensorflow"
+# pip's `tensorflow` bundles no CUDA: from TensorFlow 2.14 the extra `and-cuda`
+# installs NVIDIA's CUDA and cuDNN wheels with it; 2.12 and 2.13 use the
+# system's CUDA 11.8 and cuDNN 8.6 (tfgpubench/stacks/requirements.py). The
+# only extra a row may use, and a cuda pin from 2.14 must.
+CUDA_EXTRA = "and-cuda"
+CUDA_EXTRA_FROM = (2, 14)
 ARCHES = ("arm64", "x86_64")
 ROW_KEYS = {"macos": {"label", "date", "pins", "wheels"},
-            "linux": {"label", "date", "pins", "cuda", "wheels"}}
+            "linux": {"label", "date", "pins", "cuda", "wheels", "cuda_wheels"}}
 REQUIRED_KEYS = {"label", "date", "pins", "wheels"}
-# A label is a git tag and an argument to asv: keep it to a safe alphabet.
-LABEL = re.compile(r"^[A-Za-z][A-Za-z0-9._+-]*$")
+# A label is a git tag and an argument to asv: keep it to a safe alphabet, and
+# away from what git refuses (a trailing '.' or '.lock', '..') or reads as
+# something else: a branch or HEAD, asv's range words, a commit hash.
+LABEL = re.compile(r"^[A-Za-z][A-Za-z0-9._+-]{0,63}$")
+RESERVED_LABELS = {"head", "fetch_head", "orig_head", "merge_head", "main", "master",
+                   "all", "new", "existing", "tags"}
+HEX_LABEL = re.compile(r"^[0-9a-fA-F]{4,}$")
+# TensorFlow's first release on PyPI: a row dated before it is a typo.
+FIRST_RELEASE = datetime.date(2015, 11, 9)
 PYTHON = re.compile(r"^3\.\d+$")
 # Releases are X.Y.Z, with an optional .postN (tensorflow-cpu 2.15.0.post1).
 VERSION = re.compile(r"^\d+\.\d+\.\d+(\.post\d+)?$")
@@ -45,6 +58,7 @@ class Stack:
     pins: tuple
     wheels: dict = field(hash=False)
     cuda: tuple = ()
+    cuda_wheels: dict = field(default=None, hash=False)
     where: str = field(default="", compare=False)
 
     def as_data(self):
@@ -58,11 +72,12 @@ class Stack:
         }
         if self.cuda:
             data["cuda"] = list(self.cuda)
+        if self.cuda_wheels is not None:
+            data["cuda_wheels"] = {arch: list(py) for arch, py in sorted(self.cuda_wheels.items())}
         return data
 
     def tensorflow_version(self):
-        name = TENSORFLOWS[self.os]
-        return next(p.split("==")[1] for p in self.pins if p.split("==")[0] in name)
+        return next(split_pin(p)[2] for p in self.pins if split_pin(p)[0] in TENSORFLOWS[self.os])
 
 
 def load_table(path=TABLE_FILE):
@@ -74,11 +89,16 @@ def load_table(path=TABLE_FILE):
     except FileNotFoundError:
         raise TableError(f"{path}: no table of stacks here") from None
     except tomllib.TOMLDecodeError as exc:
-        raise TableError(f"{path}: not valid TOML: {exc}") from None
+        raise TableError(f"{path.name}: not valid TOML: {exc}") from None
     return parse_table(raw, name=path.name)
 
 
-def parse_table(raw, name=TABLE_FILE):
+def parse_table(raw, name=TABLE_FILE, today=None):
+    """The validated stacks of a parsed table; TableError naming the first bad row.
+
+    today: the latest date a row may have (default: today, a day ahead for time zones).
+    """
+    latest = today or datetime.date.today() + datetime.timedelta(days=1)
     unknown = sorted(set(raw) - set(TENSORFLOWS))
     if unknown:
         raise TableError(f"{name}: unknown section(s) {', '.join(unknown)}; expected macos, linux")
@@ -87,12 +107,16 @@ def parse_table(raw, name=TABLE_FILE):
         rows = raw.get(os_name, [])
         if not isinstance(rows, list):
             raise TableError(f"{name}: [{os_name}] must be an array of tables: [[{os_name}]]")
+        if not rows:
+            # asv.conf.json follows one branch per section; a branch needs a commit.
+            raise TableError(f"{name}: [[{os_name}]] has no rows; each section needs at least "
+                             "one (asv follows a branch per section)")
         previous = None
         for number, row in enumerate(rows, start=1):
             where = f"{name} [[{os_name}]] #{number}"
             if isinstance(row, dict) and isinstance(row.get("label"), str):
                 where += f" ({row['label']})"
-            stack = parse_row(row, os_name, where)
+            stack = parse_row(row, os_name, where, latest)
             if previous is not None and stack.date < previous.date:
                 raise TableError(
                     f"{where}: dated {stack.date}, before the row above it "
@@ -105,15 +129,17 @@ def parse_table(raw, name=TABLE_FILE):
 
 
 def _check_unique_labels(stacks):
+    # Case-insensitively: on macOS's file system tags tf2.x and TF2.X are one file.
     seen = {}
     for stack in stacks:
-        if stack.label in seen:
+        key = stack.label.lower()
+        if key in seen:
             raise TableError(f"{stack.where}: label {stack.label!r} is already used by "
-                             f"{seen[stack.label]}")
-        seen[stack.label] = stack.where
+                             f"{seen[key]}")
+        seen[key] = stack.where
 
 
-def parse_row(row, os_name, where):
+def parse_row(row, os_name, where, latest):
     if not isinstance(row, dict):
         raise TableError(f"{where}: a row must be a table of label, date, pins, wheels")
     keys = set(row)
@@ -121,13 +147,13 @@ def parse_row(row, os_name, where):
         raise TableError(f"{where}: missing {', '.join(sorted(REQUIRED_KEYS - keys))}")
     if keys - ROW_KEYS[os_name]:
         raise TableError(f"{where}: unknown key(s) {', '.join(sorted(keys - ROW_KEYS[os_name]))}")
-    label = row["label"]
-    if not isinstance(label, str) or not LABEL.match(label) or ".." in label:
-        raise TableError(f"{where}: label {label!r} must start with a letter and use only "
-                         "letters, digits and . _ + -")
+    label = _parse_label(row["label"], where)
     date = row["date"]
     if not isinstance(date, datetime.date) or isinstance(date, datetime.datetime):
         raise TableError(f"{where}: date {date!r} must be a TOML date such as 2024-06-28")
+    if not FIRST_RELEASE <= date <= latest:
+        raise TableError(f"{where}: date {date} is not a day a TensorFlow release can have "
+                         f"been uploaded ({FIRST_RELEASE} to today)")
     pins = _parse_pins(row["pins"], where, "pins")
     _check_roles(pins, os_name, where)
     cuda = ()
@@ -135,8 +161,41 @@ def parse_row(row, os_name, where):
         cuda = _parse_pins(row["cuda"], where, "cuda")
         _check_cuda(pins, cuda, where)
     wheels = _parse_wheels(row["wheels"], where)
+    cuda_wheels = None
+    if "cuda_wheels" in row:
+        if not cuda:
+            raise TableError(f"{where}: cuda_wheels without cuda pins")
+        cuda_wheels = _parse_wheels(row["cuda_wheels"], where, "cuda_wheels")
+        for arch, pythons in cuda_wheels.items():
+            if not set(pythons) <= set(wheels.get(arch, ())):
+                raise TableError(f"{where}: cuda_wheels.{arch} lists a Python wheels.{arch} "
+                                 "does not: the CUDA build resolves for fewer Pythons, not more")
     return Stack(label=label, os=os_name, date=date, pins=tuple(pins), wheels=wheels,
-                 cuda=tuple(cuda), where=where)
+                 cuda=tuple(cuda), cuda_wheels=cuda_wheels, where=where)
+
+
+def _parse_label(label, where):
+    if not isinstance(label, str) or not LABEL.match(label):
+        raise TableError(f"{where}: label {label!r} must start with a letter and use only "
+                         "letters, digits and . _ + - (at most 64)")
+    refused = None
+    if ".." in label or label.endswith((".", ".lock")):
+        refused = "git refuses it as a tag ('..', or a trailing '.' or '.lock')"
+    elif label.lower() in RESERVED_LABELS or label.lower().endswith("_head"):
+        refused = "git or asv reads it as a branch, HEAD or a range, not this tag"
+    elif HEX_LABEL.match(label):
+        refused = "git reads it as a commit hash, not this tag"
+    elif label.lower() in TENSORFLOWS:
+        refused = "it is the name of a section's branch"
+    elif label.startswith(OWN_LABEL_PREFIX):
+        refused = f"{OWN_LABEL_PREFIX}... labels are run --existing's own stacks"
+    if refused:
+        raise TableError(f"{where}: label {label!r} cannot be used: {refused}")
+    return label
+
+
+def pin_name(pin):
+    return split_pin(pin)[0]
 
 
 def _parse_pins(pins, where, key):
@@ -144,12 +203,16 @@ def _parse_pins(pins, where, key):
         raise TableError(f"{where}: {key} must be a non-empty list of NAME==VERSION strings")
     names = set()
     for pin in pins:
-        # Only NAME==VERSION: no pip options (--index-url, -e), URLs, paths,
-        # extras or markers can reach pip through the table.
-        if not isinstance(pin, str) or not PIN.match(pin):
+        # Only NAME==VERSION (and the one extra _check_cuda allows): no pip
+        # options (--index-url, -e), URLs, paths or markers reach pip.
+        try:
+            name, extra, version = split_pin(pin)
+        except ValueError:
             raise TableError(f"{where}: {key} entry {pin!r} is not NAME==VERSION "
-                             "(pip options, URLs, paths, extras and markers are not allowed)")
-        name, version = pin.split("==")
+                             "(pip options, URLs, paths and markers are not allowed)") from None
+        if extra and (key != "cuda" or extra != CUDA_EXTRA or name != CUDA_TENSORFLOW):
+            raise TableError(f"{where}: {key} entry {pin!r}: the only extra a row may use is "
+                             f"{CUDA_TENSORFLOW}[{CUDA_EXTRA}], in cuda")
         if not VERSION.match(version):
             raise TableError(f"{where}: {pin!r}: version {version!r} is not X.Y.Z")
         if name in names:
@@ -159,8 +222,8 @@ def _parse_pins(pins, where, key):
 
 
 def _check_roles(pins, os_name, where):
-    tensorflows = [p for p in pins if p.split("==")[0] in TENSORFLOWS[os_name]]
-    plugins = [p for p in pins if p.split("==")[0] == PLUGIN.get(os_name)]
+    tensorflows = [p for p in pins if pin_name(p) in TENSORFLOWS[os_name]]
+    plugins = [p for p in pins if pin_name(p) == PLUGIN.get(os_name)]
     unknown = [p for p in pins if p not in tensorflows and p not in plugins]
     if unknown:
         allowed = TENSORFLOWS[os_name] + ((PLUGIN[os_name],) if os_name in PLUGIN else ())
@@ -183,23 +246,34 @@ def _check_roles(pins, os_name, where):
 
 
 def _check_cuda(pins, cuda, where):
-    if len(cuda) != 1 or not cuda[0].startswith(CUDA_TENSORFLOW + "=="):
+    if len(cuda) != 1 or pin_name(cuda[0]) != CUDA_TENSORFLOW:
         raise TableError(f"{where}: cuda must pin {CUDA_TENSORFLOW} alone")
-    if cuda[0].split("==")[1] != pins[0].split("==")[1]:
+    _, extra, version = split_pin(cuda[0])
+    if version != split_pin(pins[0])[2]:
         raise TableError(f"{where}: cuda pins {cuda[0]} but pins say {pins[0]}")
+    needs_extra = series(version) >= CUDA_EXTRA_FROM
+    if needs_extra and not extra:
+        raise TableError(f"{where}: cuda pins {cuda[0]}, which installs no CUDA libraries: "
+                         f"from TensorFlow 2.14 pin {CUDA_TENSORFLOW}[{CUDA_EXTRA}]=={version}")
+    if extra and not needs_extra:
+        raise TableError(f"{where}: cuda pins {cuda[0]}, but {CUDA_TENSORFLOW} {version} has no "
+                         f"{CUDA_EXTRA} extra (it uses the system's CUDA): pin "
+                         f"{CUDA_TENSORFLOW}=={version}")
 
 
-def _parse_wheels(wheels, where):
+def _parse_wheels(wheels, where, key="wheels"):
     if not isinstance(wheels, dict) or not wheels:
-        raise TableError(f"{where}: wheels must map an architecture to its Pythons, "
+        raise TableError(f"{where}: {key} must map an architecture to its Pythons, "
                          'e.g. { arm64 = ["3.10", "3.11"] }')
     parsed = {}
     for arch, pythons in wheels.items():
         if arch not in ARCHES:
-            raise TableError(f"{where}: wheels for unknown architecture {arch!r}; "
+            raise TableError(f"{where}: {key} for unknown architecture {arch!r}; "
                              f"expected {' or '.join(ARCHES)}")
         if (not isinstance(pythons, list) or not pythons
                 or not all(isinstance(p, str) and PYTHON.match(p) for p in pythons)):
-            raise TableError(f"{where}: wheels.{arch} must list Pythons such as \"3.11\"")
+            raise TableError(f"{where}: {key}.{arch} must list Pythons such as \"3.11\"")
+        if len(set(pythons)) != len(pythons):
+            raise TableError(f"{where}: {key}.{arch} lists a Python twice")
         parsed[arch] = tuple(pythons)
     return parsed
