@@ -3,7 +3,7 @@
 from .checks import skip_reason, wait_op
 from .common import block_runner
 from .grid import DEVICES, DTYPES, MODES, SIZES, bytes_moved
-from .timing import per_op_seconds, per_op_timer
+from .timing import per_op_seconds, per_op_timer, quiet_gate
 
 # Sizes large enough that a multiply is limited by memory, not by dispatch.
 LARGE_SIZES = [1000, 2048, 4096]
@@ -31,6 +31,8 @@ class Multiply:
         self.block = block_runner(device, size, dtype, mode, wait_op(device))
         # asv divides by calls, a call runs a block of ops: time per op.
         self.timer = per_op_timer(self.block.ops)
+        # asv re-runs setup before every sample: each sample waits for a quiet moment.
+        quiet_gate.wait()
 
     def time_multiply(self, device, size, dtype, mode):
         """Seconds per multiply: a block of ops, then one wait for the last, per sample."""

@@ -5,6 +5,8 @@ that divides by the block's length, so it records seconds per op.
 """
 
 import glob
+import os
+import tempfile
 import time
 
 from .grid import calibrated_ops
@@ -57,6 +59,7 @@ def per_op_seconds(block, min_time=0.2, min_blocks=5):
     samples = []
     spent = 0.0
     while len(samples) < min_blocks or spent < min_time:
+        quiet_gate.wait()
         start = time.perf_counter()
         block()
         elapsed = time.perf_counter() - start
@@ -71,14 +74,17 @@ def per_op_seconds(block, min_time=0.2, min_blocks=5):
 #
 # Passing load from another process (a build, a browser tab) slows a multi-threaded
 # op for as long as it lasts; a sample taken then is not the op's time. Before each
-# sample, the suite waits until no other process is runnable, up to a limit, so the
-# samples of a case come from the quiet moments of the run. Linux only (/proc); on
-# other systems `other_runnable` is None and nothing waits.
+# sample the suite waits, up to QUIET_MAX_WAIT_SECONDS, until no other process is
+# runnable, so a case's samples come from the quiet moments of the run. Where the
+# load does not pass (a machine always busy), waiting would only make the run
+# longer: once a wait gives up, every benchmark process of the same asv run skips
+# waiting for QUIET_BACKOFF_SECONDS (a file named after asv's process says so).
+# Linux only (/proc); elsewhere `other_runnable` is None and nothing waits.
 
 QUIET_READS = 3  # reads of the run queue per look; busy when most see another task
 QUIET_POLL_SECONDS = 0.02
-QUIET_MAX_WAIT_SECONDS = 2.0  # per sample
-QUIET_BUDGET_SECONDS = 20.0  # per process: on a machine that is never quiet, measure anyway
+QUIET_MAX_WAIT_SECONDS = 3.5  # longer than the bursts selfcheck's load makes
+QUIET_BACKOFF_SECONDS = 20.0
 
 
 def _procs_running():
@@ -116,31 +122,46 @@ def busy(reads):
     return bool(seen) and sum(r > 0 for r in seen) * 2 > len(seen)
 
 
+def _gave_up_file():
+    # asv's process (the forkserver, or asv itself under spawn) is the parent of
+    # every benchmark process of one run.
+    return os.path.join(tempfile.gettempdir(), f"tfgpubench-busy-{os.getppid()}")
+
+
 class QuietGate:
-    """wait() returns once no other process is runnable, or after the limits; it keeps
-    count of what it waited, for the record."""
+    """wait() returns once no other process is runnable, or after QUIET_MAX_WAIT_SECONDS;
+    it counts what it waited and how often it gave up, for the record."""
 
     def __init__(self, read=other_runnable, sleep=time.sleep, clock=time.perf_counter,
-                 max_wait=QUIET_MAX_WAIT_SECONDS, budget=QUIET_BUDGET_SECONDS):
+                 max_wait=QUIET_MAX_WAIT_SECONDS, gave_up_file=None):
         self.read, self.sleep, self.clock = read, sleep, clock
-        self.max_wait, self.budget = max_wait, budget
+        self.max_wait = max_wait
+        self.gave_up_file = gave_up_file
         self.waited = 0.0
         self.gave_up = 0
 
     def look(self):
         return busy([self.read() for _ in range(QUIET_READS)])
 
+    def _backing_off(self):
+        path = self.gave_up_file or _gave_up_file()
+        try:
+            return time.time() - os.path.getmtime(path) < QUIET_BACKOFF_SECONDS
+        except OSError:
+            return False
+
     def wait(self):
-        if self.waited >= self.budget or not self.look():
+        if not self.look() or self._backing_off():
             return
         start = self.clock()
         while True:
             self.sleep(QUIET_POLL_SECONDS)
-            spent = self.clock() - start
             if not self.look():
                 break
-            if spent >= self.max_wait or self.waited + spent >= self.budget:
+            if self.clock() - start >= self.max_wait:
                 self.gave_up += 1
+                with open(self.gave_up_file or _gave_up_file(), "w"):
+                    pass
                 break
         self.waited += self.clock() - start
 

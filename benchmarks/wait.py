@@ -3,6 +3,7 @@
 from .checks import skip_reason, wait_op
 from .common import TF_DEVICE, input_tensor, load_tensorflow, wait_for
 from .grid import DEVICES, DTYPES
+from .timing import quiet_gate
 
 # The wait reads one element, so its cost does not depend on the size.
 SIZE = 2
@@ -27,6 +28,8 @@ class Wait:
         self.scope = TF_DEVICE[device]
         self.op = wait_op(device)
         self.time_wait(device, dtype)
+        # asv re-runs setup before every sample: each sample waits for a quiet moment.
+        quiet_gate.wait()
 
     def time_wait(self, device, dtype):
         """Seconds to read one element of a computed tensor back to the host."""

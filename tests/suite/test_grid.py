@@ -69,3 +69,63 @@ def test_calibration_reaches_the_block_length_where_a_calls_fixed_cost_dwarfs_it
     block = timing.calibrated_block(make_block, 100)
     assert 0.0005 + 2e-6 * block.ops >= 0.8 * grid.MIN_BLOCK_SECONDS
     assert block.ops <= grid.MAX_CALIBRATED_OPS
+
+
+# --- the quiet gate -----------------------------------------------------------------
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.now += seconds
+
+
+def gate(reads, tmp_path, clock):
+    values = iter(reads)
+    return timing.QuietGate(read=lambda: next(values, 0), sleep=clock.sleep, clock=clock,
+                            gave_up_file=str(tmp_path / "busy"))
+
+
+def test_a_quiet_machine_is_not_waited_for(tmp_path):
+    clock = FakeClock()
+    g = gate([0, 0, 0], tmp_path, clock)
+    g.wait()
+    assert g.waited == 0 and clock.now == 0
+
+
+def test_passing_load_is_waited_out(tmp_path):
+    # Another process runnable for 5 looks (3 reads each), then gone.
+    clock = FakeClock()
+    g = gate([1] * 15 + [0] * 3, tmp_path, clock)
+    g.wait()
+    # The first look sees the load; the five polls after it: four busy, one quiet.
+    assert g.gave_up == 0 and g.waited == pytest.approx(5 * timing.QUIET_POLL_SECONDS)
+    assert not (tmp_path / "busy").exists()
+
+
+def test_load_that_does_not_pass_is_given_up_on_and_the_run_stops_waiting(tmp_path):
+    clock = FakeClock()
+    g = gate([1] * 10_000, tmp_path, clock)
+    g.wait()
+    assert g.gave_up == 1 and g.waited >= timing.QUIET_MAX_WAIT_SECONDS
+    assert (tmp_path / "busy").exists()
+    # Every process of the run now skips waiting for a while.
+    later = gate([1] * 10_000, tmp_path, clock)
+    later.wait()
+    assert later.waited == 0
+
+
+def test_a_read_that_sees_nothing_does_not_wait():
+    assert not timing.busy([None, None, None])
+    assert timing.busy([1, 1, 0]) and not timing.busy([1, 0, 0])
+
+
+def test_this_machine_reports_its_run_queue():
+    # Linux: a number; elsewhere None, and nothing waits.
+    seen = timing.other_runnable()
+    assert seen is None or seen >= 0
