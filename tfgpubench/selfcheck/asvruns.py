@@ -147,10 +147,12 @@ def _make_repo(path, commits):
 
 
 def import_seconds(benchmark_dir, count=3):
-    """What a fresh benchmark process pays before its first benchmark: start Python,
-    import asv_runner and the suite's shared module (TensorFlow). Median of `count`."""
+    """What a fresh benchmark process of a TensorFlow case pays before its first sample:
+    start Python, import asv_runner, the suite's module and TensorFlow (the suite imports
+    it on first use). Median of `count`."""
     parent, package = os.path.split(os.path.abspath(benchmark_dir))
-    code = f"import sys; sys.path.insert(0, {parent!r}); import asv_runner; import {package}.common"
+    code = (f"import sys; sys.path.insert(0, {parent!r}); import asv_runner; "
+            f"import {package}.multiply; {package}.common.load_tensorflow()")
     times = []
     for _ in range(count):
         start = time.perf_counter()
