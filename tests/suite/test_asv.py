@@ -32,6 +32,7 @@ def scratch(tmp_path_factory):
     config = json.loads((ROOT / "asv.conf.json").read_text())
     config.update(
         repo=str(repo),
+        branches=["main"],  # the scratch repo's one branch, not .stacks' per-platform ones
         benchmark_dir=str(ROOT / "benchmarks"),
         results_dir=str(tmp / "results"),
         html_dir=str(tmp / "html"),
