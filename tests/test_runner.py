@@ -16,7 +16,8 @@ def test_launch_method_per_platform():
 
 
 def test_bench_patterns():
-    assert runner._bench_patterns(["--quick", "-b", "Wait", "--bench=Seed"]) == ["Wait", "Seed"]
+    assert runner.split_bench_args(["--quick", "-b", "Wait", "--bench=Seed"]) == (
+        ["Wait", "Seed"], ["--quick"])
 
 
 def here(installed, system="linux", arch="x86_64", python="3.11"):

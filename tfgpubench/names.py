@@ -22,6 +22,9 @@ SEED_ON_GPU = "seed.SeedScript.track_gpu_calls_on_a_gpu"
 TORCH_MULTIPLY = "torch_multiply.TorchMultiply.time_multiply"
 JAX_MULTIPLY = "jax_multiply.JaxMultiply.time_multiply"
 NUMPY_MULTIPLY = "numpy_multiply.NumpyMultiply.time_multiply"
+# The comparators' benchmarks, as one asv -b expression each: what `run` and the gate
+# measure on a stack of the comparators' section (which installs no TensorFlow).
+COMPARATOR_BENCHMARKS = (r"^torch_multiply\.", r"^jax_multiply\.", r"^numpy_multiply\.")
 # Each framework's multiply, by the name the report gives it; TensorFlow first.
 TENSORFLOW = "TensorFlow"
 FRAMEWORK_MULTIPLY = {TENSORFLOW: MULTIPLY, "PyTorch": TORCH_MULTIPLY, "JAX": JAX_MULTIPLY,
@@ -53,6 +56,9 @@ GPU_CHECKS_ENV = "TFGPUBENCH_GPU_CHECKS"
 # from the site itself as PACKAGE@VERSION/PATH, and the list of where each came from.
 VENDOR_DIR = "vendor"
 VENDOR_SOURCES_FILE = "sources.json"
+# The section of stacks.toml (and the branch of .stacks) whose rows pin the comparator
+# frameworks (PyTorch, JAX, numpy) instead of a TensorFlow.
+COMPARATORS_SECTION = "comparators"
 # Labels of the side stacks `run --existing` measures for installations that
 # match no row of the table; no row's label may take it.
 OWN_LABEL_PREFIX = "own-"

@@ -8,6 +8,7 @@ else; stacks already measured are not redone.
 
 import json
 import os
+import re
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -15,7 +16,15 @@ from pathlib import Path
 
 from . import format as fmt
 from .config import load_config
-from .names import GPU_CHECKS_ENV, INSTALL_MARKER_FILE, OWN_LABEL_PREFIX, TABLE_FILE
+from .names import (
+    COMPARATOR_BENCHMARKS,
+    FRAMEWORK_MULTIPLY,
+    GPU_CHECKS_ENV,
+    INSTALL_MARKER_FILE,
+    OWN_LABEL_PREFIX,
+    TABLE_FILE,
+    TENSORFLOW,
+)
 from .pairing import series
 from .report import publish_page
 from .stacks import ledger
@@ -80,6 +89,37 @@ def run_asv(cmd):
         raise
 
 
+def split_bench_args(asv_args):
+    """([-b patterns], [the other arguments]) of arguments for asv run."""
+    patterns, rest, args = [], [], iter(asv_args)
+    for arg in args:
+        if arg in ("-b", "--bench"):
+            patterns.append(next(args, ""))
+        elif arg.startswith("--bench="):
+            patterns.append(arg.split("=", 1)[1])
+        else:
+            rest.append(arg)
+    return patterns, rest
+
+
+def stack_asv_args(stack, asv_args):
+    """The asv run arguments that measure `stack`.
+
+    A comparator stack has no TensorFlow: it runs the comparator benchmarks
+    only, those of the user's -b patterns that select one, else all of them.
+    """
+    if not stack.is_comparators:
+        return list(asv_args)
+    patterns, rest = split_bench_args(asv_args)
+    comparators = [name for framework, name in FRAMEWORK_MULTIPLY.items()
+                   if framework != TENSORFLOW]
+    kept = [p for p in patterns if any(re.search(p, name) for name in comparators)]
+    bench = []
+    for pattern in kept or COMPARATOR_BENCHMARKS:
+        bench += ["-b", pattern]
+    return rest + bench
+
+
 def run_stack(session, stack, commit):
     """Measure one stack; None when it went well, else a one-line reason.
 
@@ -87,8 +127,9 @@ def run_stack(session, stack, commit):
     another OS are measured again, not skipped.
     """
     machine, results_dir, snapshot_dir = session.machine, session.results_dir, session.snapshot_dir
-    conf, asv_args, here = session.conf, session.asv_args, session.here
-    wanted = ledger.selected_benchmarks(results_dir, _bench_patterns(asv_args))
+    conf, here = session.conf, session.here
+    asv_args = stack_asv_args(stack, session.asv_args)
+    wanted = ledger.selected_benchmarks(results_dir, split_bench_args(asv_args)[0])
     previous = ledger.previous_measurement(results_dir, machine, commit, wanted, here)
     skip_measured = ["--skip-existing-successful"]
     if previous.finished:
@@ -143,7 +184,11 @@ def record_stack(session, stack, commit, marker, code):
     """Write the stack's line in the ledger: the versions its install put in place and
     what the GPU self-check the installer ran found."""
     gpu_checks = marker.get("gpu_checks")
-    print_gpu_checks(gpu_checks)
+    if stack.is_comparators:
+        print("  no GPU self-check (it needs TensorFlow): each comparator benchmark checks "
+              "where its result lives")
+    else:
+        print_gpu_checks(gpu_checks)
     ledger.record_installed(session.results_dir, session.machine, {
         "label": stack.label, "commit": commit, "python": marker["python"],
         "platform": marker["platform"], "variant": marker["variant"], "pins": marker["pins"],
@@ -173,16 +218,6 @@ def gpu_checks_in(python, benchmark_dir, record_path):
     except (OSError, subprocess.SubprocessError, ValueError, IndexError) as exc:
         print(f"  could not run the GPU self-check in {python}: {exc}")
         return None
-
-
-def _bench_patterns(asv_args):
-    patterns = []
-    for i, arg in enumerate(asv_args):
-        if arg in ("-b", "--bench") and i + 1 < len(asv_args):
-            patterns.append(asv_args[i + 1])
-        elif arg.startswith("--bench="):
-            patterns.append(arg.split("=", 1)[1])
-    return patterns
 
 
 def _install_marker(env_dir, commit):
