@@ -123,6 +123,10 @@ def test_a_comparator_stack_must_have_no_tensorflow_and_exactly_its_pins():
         "tensorflow-cpu 2.21.0 is installed too")
     assert install_stack.verify(ROW_DATA["pins"], {**exact, "numpy": "2.3.0"}) == (
         "numpy 2.3.0 instead of 2.4.6")
+    # PyTorch's CPU build carries a local label; pip's ==2.13.0 takes it.
+    assert install_stack.verify(ROW_DATA["pins"], {**exact, "torch": "2.13.0+cpu"}) is None
+    assert install_stack.verify(ROW_DATA["pins"], {**exact, "torch": "2.13.1+cpu"}) == (
+        "torch 2.13.1+cpu instead of 2.13.0")
     # The same comparator stack already installed: nothing to remove first.
     assert install_stack.left_by_other_stacks(ROW_DATA["pins"], exact, {"torch", "pip"},
                                               {"pip"}) == []

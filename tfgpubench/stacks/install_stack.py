@@ -157,13 +157,25 @@ def installed_versions(names=TENSORFLOW_FAMILY):
     return found
 
 
+def public_version(version):
+    """The version without its local label: '2.13.0' of '2.13.0+cpu'. pip's ==2.13.0
+    takes a local build such as PyTorch's CPU wheel (PEP 440)."""
+    return version.split("+", 1)[0] if version else version
+
+
+def same_versions(pins, installed):
+    """Whether every pin's distribution is installed at the pinned (public) version."""
+    return all(public_version(installed.get(name)) == version
+               for name, version in map(parse_pin, pins))
+
+
 def verify(pins, installed):
     """None when `installed` is exactly the pinned TensorFlow family, else why not."""
     wanted = dict(parse_pin(p) for p in pins)
     wrong = [
         f"{name} {installed.get(name, 'missing')} instead of {version}"
         for name, version in wanted.items()
-        if installed.get(name) != version
+        if public_version(installed.get(name)) != version
     ]
     extra = [f"{name} {v} is installed too" for name, v in installed.items() if name not in wanted]
     problems = wrong + extra
@@ -212,7 +224,8 @@ def left_by_other_stacks(pins, installed_family, distributions, keep):
     a newer stack's dependencies (numpy 2, jax, keras 3) break an older
     TensorFlow installed over them. installed_family: what
     `installed_versions(family(pins))` finds."""
-    if installed_family == dict(parse_pin(p) for p in pins):
+    if set(installed_family) == {parse_pin(p)[0] for p in pins} and same_versions(
+            pins, installed_family):
         return []
     return sorted(d for d in distributions if canonical(d) not in keep)
 
