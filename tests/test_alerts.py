@@ -169,3 +169,29 @@ def test_no_regression_says_so():
                                          source="run")])
     assert "No regressions: 12 cases compared by run" in text
     assert alerts.summary_data([])["regressed"] is False
+
+
+# --- the edge: the files asv judged, the summary files ---------------------------------------
+
+def test_compare_stacks_reads_the_environment_both_stacks_have(stack_repo,  # noqa: F811
+                                                                tmp_path):
+    _, stacks = runs_of(SYNTHETIC_GPU_RESULTS, stack_repo, SYNTHETIC_MACHINE)
+    alert, note = alerts.compare_stacks(SYNTHETIC_GPU_RESULTS, SYNTHETIC_MACHINE, stacks[NEW],
+                                        stacks[OLD], ["virtualenv-py3.11", "synthetic-model"],
+                                        source="run")
+    assert note is None and alert.env == "synthetic-model" and alert.regressions
+    missing, note = alerts.compare_stacks(SYNTHETIC_GPU_RESULTS, SYNTHETIC_MACHINE,
+                                          stacks[NEW], stacks[OLD], ["virtualenv-py3.11"])
+    assert missing is None
+    assert note == (f"{NEW} -> {OLD} on {SYNTHETIC_MACHINE}: not compared, no result files of "
+                    "both in virtualenv-py3.11")
+    lines, text = tmp_path / "m" / "regressions.jsonl", tmp_path / "m" / "regressions.md"
+    lines.parent.mkdir()
+    lines.write_text("an older run's\n")
+    alerts.write_summary([alert], lines, text, notes=["a note"], as_lines=True)
+    (record,) = [json.loads(line) for line in lines.read_text().splitlines()]
+    assert record["previous"] == stacks[NEW] and record["regressed"] is True
+    assert record["format"] == alerts.FORMAT_VERSION and "rule" in record
+    assert "- a note" in text.read_text()
+    assert sorted(p.name for p in lines.parent.iterdir()) == ["regressions.jsonl",
+                                                              "regressions.md"]

@@ -9,19 +9,27 @@ when it failed on the new stack after running on the previous one (asv's "!"). O
 time_ benchmarks are judged: lower is better there, which is what asv assumes; a track_
 value (a speedup, a bandwidth) is better higher.
 
-Pure functions of asvresults.Run objects and plain data; reading result files and
-writing the summary is the callers' business (commands/gate.py, runner.py).
+Pure functions of asvresults.Run objects and plain data, then, at the bottom, the
+edge: which result files asv judged, reading them, writing the summary.
 """
 
+import json
 import math
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from asv import _stats as asv_stats  # asv's own test, to name which one decided
+from asv import environment as asv_environment
+from asv.benchmarks import Benchmarks
+from asv.config import Config
 
 from . import format as fmt
 from .names import case_id
 from .report.analysis import Estimate
+from .report.asvresults import load_benchmarks, load_run
 from .report.changes import FACTOR, compare_cases
+from .stacks.ledger import result_files
 
 SLOWER, FAILED, FASTER, FIXED = "slower", "failed", "faster", "fixed"
 REGRESSIONS = (SLOWER, FAILED)
@@ -160,11 +168,11 @@ def make_alert(machine, before, after, previous, new, benchmarks=None, factor=FA
                  **details)
 
 
-def summary_data(alerts):
-    """The JSON document of a list of Alerts."""
+def summary_data(alerts, notes=()):
+    """The JSON document of a list of Alerts; notes: what could not be compared, and why."""
     return {"format": FORMAT_VERSION, "rule": rule(alerts[0].factor if alerts else FACTOR),
             "regressed": any(a.regressions for a in alerts),
-            "comparisons": [a.as_data() for a in alerts]}
+            "comparisons": [a.as_data() for a in alerts], "notes": list(notes)}
 
 
 def rule(factor):
@@ -191,10 +199,11 @@ def _ratio(verdict):
     return fmt.ratio(Estimate(verdict.ratio, verdict.ratio_low, verdict.ratio_high))
 
 
-def markdown(alerts, heading="Benchmark regressions"):
+def markdown(alerts, heading="Benchmark regressions", notes=()):
     """A Markdown summary of the Alerts: one table of regressions per comparison."""
     lines = [f"## {heading}", "", f"A regression: {rule(alerts[0].factor if alerts else FACTOR)}.",
              ""]
+    lines += [f"- {note}" for note in notes] + ([""] if notes else [])
     if not alerts:
         lines.append("Nothing was compared.")
     for alert in alerts:
@@ -216,3 +225,71 @@ def markdown(alerts, heading="Benchmark regressions"):
                          f"{_confidence(verdict)} |")
         lines.append("")
     return "\n".join(lines)
+
+
+# --- the edge: which result files asv judged; reading them; writing the summary ----------
+
+def environment_names(config_path, env_spec=()):
+    """The names of the asv environments `asv run` and `asv continuous` use with this
+    configuration (their result files are COMMIT-NAME.json)."""
+    conf = Config.load(str(config_path))
+    return [env.name for env in asv_environment.get_environments(conf, list(env_spec),
+                                                                 verbose=False)]
+
+
+def selected_benchmarks(config_path, patterns):
+    """The benchmarks asv selects with these -b patterns (all for none), by asv's own
+    matching, from the suite's benchmarks.json."""
+    return list(Benchmarks.load(Config.load(str(config_path)), regex=list(patterns) or None))
+
+
+def load_stack_run(results_dir, machine, commit, env_names):
+    """The asvresults.Run of `commit` on `machine` in the first of `env_names` that has a
+    result file, or None."""
+    benchmarks = load_benchmarks(results_dir)
+    files = {path.name: path for path in result_files(results_dir, machine, commit)}
+    for env_name in env_names:
+        path = files.get(f"{commit[:8]}-{env_name}.json")
+        if path is not None:
+            run, _ = load_run(path, machine, benchmarks, results_dir)
+            if run is not None:
+                return run
+    return None
+
+
+def compare_stacks(results_dir, machine, previous, new, env_names, benchmarks=None,
+                   factor=FACTOR, **details):
+    """(Alert or None, note) from stack `previous` to stack `new` ({"label", "commit"}) on
+    `machine`, from their result files in the first environment both have."""
+    for env_name in env_names:
+        before = load_stack_run(results_dir, machine, previous["commit"], [env_name])
+        after = load_stack_run(results_dir, machine, new["commit"], [env_name])
+        if before is not None and after is not None:
+            return make_alert(machine, before, after, previous, new, benchmarks, factor,
+                              **details), None
+    return None, (f"{previous['label']} -> {new['label']} on {machine}: not compared, no "
+                  f"result files of both in {' or '.join(env_names) or 'any environment'}")
+
+
+def write_summary(alerts, json_path=None, markdown_path=None, notes=(), as_lines=False,
+                  heading="Benchmark regressions"):
+    """Write the summary's JSON (or JSON Lines, one comparison a line) and Markdown, each
+    replaced whole (written beside, then renamed: a kill leaves the old or the new)."""
+    if json_path:
+        data = summary_data(alerts, notes)
+        if as_lines:
+            text = "".join(json.dumps({"format": data["format"], "rule": data["rule"], **c},
+                                      sort_keys=True) + "\n" for c in data["comparisons"])
+        else:
+            text = json.dumps(data, indent=1, sort_keys=True) + "\n"
+        _replace(json_path, text)
+    if markdown_path:
+        _replace(markdown_path, markdown(alerts, heading, notes) + "\n")
+
+
+def _replace(path, text):
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    scratch = path.with_name(path.name + ".tmp")
+    scratch.write_text(text, encoding="utf-8")
+    os.replace(scratch, path)

@@ -40,6 +40,11 @@ BASELINE_MODE = "eager"
 # Beside asv's results in results/<machine>/: which versions each stack really
 # measured and what the GPU self-check found. Not *.json: asv would read it.
 INSTALLED_VERSIONS_FILE = "installed-versions.jsonl"
+# Beside them: the regressions the last `run` that measured a stack on that machine
+# found (JSON Lines, one comparison a line; and Markdown). Not *.json: asv reads every
+# *.json under results/ as a result file, and `run` refuses one that is not.
+REGRESSIONS_FILE = "regressions.jsonl"
+REGRESSIONS_MARKDOWN_FILE = "regressions.md"
 # Files of a machine directory that are not asv result files.
 NOT_RESULT_FILES = ("machine.json", "benchmarks.json")
 # Written by the installer into asv's environment for the runner.

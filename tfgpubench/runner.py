@@ -14,6 +14,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import alerts
 from . import format as fmt
 from .config import load_config
 from .names import (
@@ -22,6 +23,8 @@ from .names import (
     GPU_CHECKS_ENV,
     INSTALL_MARKER_FILE,
     OWN_LABEL_PREFIX,
+    REGRESSIONS_FILE,
+    REGRESSIONS_MARKDOWN_FILE,
     TABLE_FILE,
     TENSORFLOW,
 )
@@ -142,6 +145,7 @@ def run_stack(session, stack, commit):
         if marker is not None and marker.get("ok"):
             print("  measured by an interrupted run; recording the versions it installed")
             record_stack(session, stack, commit, marker, code=0)
+            session.measured.append(stack.label)
             return None
         print("  measured by an interrupted run whose install is gone: measuring it again")
         skip_measured = []
@@ -172,6 +176,7 @@ def run_stack(session, stack, commit):
         reason = (marker or {}).get("reason") or f"asv exited {code} before installing it"
         return f"not installed: {reason}"
     record_stack(session, stack, commit, marker, code)
+    session.measured.append(stack.label)
     ledger.end(snapshot_dir)
     if code == ASV_SOME_FAILED:
         return "installed, but some benchmarks failed (asv's output above says which)"
@@ -344,6 +349,8 @@ class Session:
     asv_args: list
     machine: str = ""
     here: dict = field(default_factory=dict)
+    # Labels of the stacks this run measured (not those it found measured already).
+    measured: list = field(default_factory=list)
 
     @property
     def root(self):
@@ -415,6 +422,51 @@ def build_stacks_repo(root, conf):
     stacks = load_table(root / TABLE_FILE)
     own = ledger.own_stacks(root / conf["results_dir"])
     return stacks, own, stacks_repo.build(stacks, root / conf["repo"], own)
+
+
+def previous_in_chain(stacks, target, label):
+    """The stack before `label` in its section, of those that install on `target`; None
+    for the first. (The stacks in between do not install here: nothing to compare.)"""
+    runnable = [stack for stack, _ in fits(stacks, target)[0]]
+    mine = next((stack for stack in runnable if stack.label == label), None)
+    if mine is None:
+        return None
+    chain = [stack for stack in runnable if stack.os == mine.os]
+    index = chain.index(mine)
+    return chain[index - 1] if index else None
+
+
+def write_run_alerts(session, stacks, target, hashes):
+    """Compare each stack this run measured with the one before it in its chain on this
+    machine, by asv's rule, into results/<machine>/regressions.jsonl and .md (replaced:
+    they say what the latest run that measured something found). The Alerts."""
+    if not session.measured:
+        return []
+    env_names = alerts.environment_names(session.config_path)
+    found, notes = [], []
+    for label in session.measured:
+        previous = previous_in_chain(stacks, target, label)
+        if previous is None:
+            notes.append(f"{label}: the first stack of its chain on this machine; nothing "
+                         "before it to compare with")
+            continue
+        alert, note = alerts.compare_stacks(
+            session.results_dir, session.machine,
+            {"label": previous.label, "commit": hashes[previous.label]},
+            {"label": label, "commit": hashes[label]}, env_names, source="run")
+        found += [alert] if alert else []
+        notes += [note] if note else []
+    machine_dir = session.results_dir / session.machine
+    alerts.write_summary(found, machine_dir / REGRESSIONS_FILE,
+                         machine_dir / REGRESSIONS_MARKDOWN_FILE, notes, as_lines=True,
+                         heading=f"Regressions found by run on {session.machine}")
+    regressed = [a for a in found if a.regressions]
+    for alert in found:
+        print(f"{alert.previous['label']} -> {alert.new['label']}: "
+              f"{len(alert.regressions)} regression(s) of {alert.compared} cases")
+    print(f"{len(regressed)} of {len(found)} comparison(s) regressed; see "
+          f"{ledger.shown(machine_dir / REGRESSIONS_MARKDOWN_FILE, session.results_dir)}")
+    return found
 
 
 def publish(config_path, report=True, self_contained=True, registry=None):
