@@ -45,8 +45,10 @@ INSTALLED_VERSIONS_FILE = "installed-versions.jsonl"
 # *.json under results/ as a result file, and `run` refuses one that is not.
 REGRESSIONS_FILE = "regressions.jsonl"
 REGRESSIONS_MARKDOWN_FILE = "regressions.md"
+# The suite's benchmarks as asv discovered them, in results/.
+BENCHMARKS_FILE = "benchmarks.json"
 # Files of a machine directory that are not asv result files.
-NOT_RESULT_FILES = ("machine.json", "benchmarks.json")
+NOT_RESULT_FILES = ("machine.json", BENCHMARKS_FILE)
 # Written by the installer into asv's environment for the runner.
 INSTALL_MARKER_FILE = "tfgpubench-installed.json"
 # The one file of each commit of the generated stacks repository.
