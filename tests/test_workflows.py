@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tfgpubench.cli import build_parser
 from tfgpubench.commands.fleet import STEPS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,6 +54,10 @@ def test_every_run_step_is_one_call_of_the_fleet_script(path):
         assert words[0] == ".ci/fleet", (job, step["run"])
         assert words[1] in ("setup", *STEPS), (job, step["run"])
         assert "\n" not in step["run"].strip(), "one command per step"
+        if words[1] != "setup":
+            # The step's arguments parse as the script will parse them.
+            args = build_parser().parse_args(["fleet", *words[1:]])
+            assert args.step == words[1]
     assert os.access(ROOT / ".ci" / "fleet", os.X_OK)
 
 

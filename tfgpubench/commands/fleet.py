@@ -29,25 +29,32 @@ from ..stacks.selection import SelectionError, Target, pick
 from ..stacks.table import TableError, load_table
 from .run import refuse
 
-STEPS = ("discover", "measure", "merge", "publish")
+STEPS = ("discover", "measure", "merge", "publish")  # in the order a workflow runs them
 
 
 def add_arguments(parser):
     add_config_argument(parser)
-    parser.add_argument("step", choices=STEPS)
-    parser.add_argument("incoming", nargs="?",
-                        help="merge: the folder of unpacked artifacts (ARTIFACT/results/M/)")
-    parser.add_argument("--machine", help="measure: this runner's machine name (required)")
-    parser.add_argument("--stacks", metavar="SPEC", default="",
-                        help="measure: only these (a label, OLD..NEW, or labels with commas)")
-    parser.add_argument("--out", default="fleet-out",
-                        help="measure: folder for the gates' summaries (default: %(default)s)")
-    parser.add_argument("--index-url", metavar="URL", help="discover: the index to ask")
-    parser.add_argument("--commit", action="store_true", help="merge: commit results/")
-    parser.add_argument("--push", action="store_true",
-                        help="discover, merge: push the commit to the branch checked out")
-    parser.add_argument("asv_args", nargs=argparse.REMAINDER,
-                        help="measure: after --, arguments for asv (run and continuous)")
+    steps = parser.add_subparsers(dest="step", required=True, metavar="STEP")
+    discover_step = steps.add_parser("discover", help="append new releases and commit them")
+    discover_step.add_argument("--index-url", metavar="URL", help="the index to ask")
+    discover_step.add_argument("--push", action="store_true",
+                               help="push the commit to the branch checked out")
+    measure_step = steps.add_parser("measure", help="run the new stacks here, gate upgrades")
+    measure_step.add_argument("--machine", required=True,
+                              help="this runner's stable machine name in results/")
+    measure_step.add_argument("--stacks", metavar="SPEC", default="",
+                              help="only these (a label, OLD..NEW, or labels with commas)")
+    measure_step.add_argument("--out", default="fleet-out",
+                              help="folder for the gates' summaries (default: %(default)s)")
+    measure_step.add_argument("asv_args", nargs=argparse.REMAINDER,
+                              help="after --: arguments for asv (run and continuous)")
+    merge_step = steps.add_parser("merge", help="put every runner's results into results/")
+    merge_step.add_argument("incoming", help="the folder of unpacked artifacts "
+                                             "(ARTIFACT/results/MACHINE/)")
+    merge_step.add_argument("--commit", action="store_true", help="commit results/")
+    merge_step.add_argument("--push", action="store_true",
+                            help="push the commit to the branch checked out")
+    steps.add_parser("publish", help="publish html/ from results/")
 
 
 def tfgpubench(*args):
@@ -81,8 +88,6 @@ def discover(args, root):
 
 
 def measure(args, root):
-    if not args.machine:
-        return refuse("measure: --machine NAME is required (the runner's stable name)")
     asv_args = [a for a in args.asv_args if a != "--"]
     results_dir = root / "results"
     try:
@@ -124,8 +129,6 @@ def measure(args, root):
 
 
 def merge(args, root):
-    if not args.incoming:
-        return refuse("merge: name the folder the artifacts were unpacked into")
     machines = fleet.merge_results(args.incoming, root / "results")
     print(f"merged results of {', '.join(machines) or 'no machine'}")
     if machines and args.commit:
