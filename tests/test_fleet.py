@@ -133,7 +133,8 @@ CHECKOUT = ("asv.conf.json", "stacks.toml", "pyproject.toml", "README.md", ".ci"
 
 def sh(path, *args, env_extra=None, timeout=900):
     """Run .ci/fleet ARGS in checkout `path`, as a runner's step would."""
-    env = {**workspace_env(path), **clean_git_env(), **(env_extra or {})}
+    env = {k: v for k, v in workspace_env(path).items() if not k.startswith("GIT_")}
+    env.update(GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1", **(env_extra or {}))
     done = subprocess.run([str(path / ".ci" / "fleet"), *args], cwd=path, env=env,
                           capture_output=True, text=True, timeout=timeout)
     print(f"$ .ci/fleet {' '.join(args)}  (exit {done.returncode})\n{done.stdout[-3000:]}"
