@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from tfgpubench.names import INSTALLED_VERSIONS_FILE, NUMPY_MULTIPLY
+from tfgpubench.names import INSTALLED_VERSIONS_FILE, NUMPY_MULTIPLY, REGRESSIONS_MARKDOWN_FILE
 from tfgpubench.stacks import repo
 from tfgpubench.stacks.install_stack import choose_pins
 
@@ -58,5 +58,5 @@ def test_a_comparator_stack_installs_without_tensorflow_and_runs_only_its_benchm
     entry = dict(zip(saved["result_columns"], saved["results"][NUMPY_MULTIPLY]))
     assert any(value is not None and value > 0 for value in entry["result"])
     # run compared it with the stack before it in its chain: it is the first.
-    assert "the first stack of its chain" in (path / "results" / MACHINE /
-                                               "regressions.md").read_text()
+    regressions = path / "results" / MACHINE / REGRESSIONS_MARKDOWN_FILE
+    assert "the first stack of its chain" in regressions.read_text()
