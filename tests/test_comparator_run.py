@@ -18,6 +18,8 @@ from tfgpubench.names import (
     NUMPY_MULTIPLY,
     TORCH_MULTIPLY,
 )
+from tfgpubench.stacks import repo
+from tfgpubench.stacks.table import load_table
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "report" / "fixtures" / "comparators" / "results"
@@ -136,3 +138,30 @@ def test_a_run_brings_back_asvs_files_with_the_gpu_in_machine_info(tmp_path):
     assert "numpy_multiply.NumpyMultiply.time_multiply cpu: 16 of 16 cases measured" in \
         done.stdout
     assert (out / "asv-run.log").read_text().strip()
+
+
+# --- versions that a row of stacks.toml pins land on that row ---------------------------
+
+ROW_VERSIONS = {"torch": "2.13.0+cpu", "jax": "0.10.2", "jaxlib": "0.10.2", "numpy": "2.4.6"}
+
+
+def test_installed_versions_a_row_pins_land_on_its_commit(tmp_path):
+    stacks = load_table(ROOT / "stacks.toml")
+    row = comparator_run.matching_row(stacks, ROW_VERSIONS)
+    assert row.label == "torch2.13.0-jax0.10.2-numpy2.4.6"
+    # JAX's CUDA plugin and cupy beside it are recorded, not part of the match.
+    with_gpu = {**ROW_VERSIONS, "jax-cuda12-plugin": "0.10.2", "cupy-cuda12x": "13.6.0"}
+    assert comparator_run.matching_row(stacks, with_gpu) == row
+    data, commit = comparator_run.choose_stack(tmp_path / "repo", with_gpu)
+    assert data == row.as_data()
+    assert commit == repo.expected_hashes(stacks)[row.label]
+    assert repo.branches(tmp_path / "repo")[comparator_run.BRANCH] == commit
+
+
+def test_other_versions_get_a_side_commit_of_their_own(tmp_path):
+    data, commit = comparator_run.choose_stack(tmp_path / "repo", H200)
+    assert data == comparator_run.stack_data(H200)
+    assert commit == comparator_run.make_stack_repo(tmp_path / "again", data)
+    missing = tmp_path / "none.toml"
+    data, _ = comparator_run.choose_stack(tmp_path / "r2", ROW_VERSIONS, table=missing)
+    assert data["label"].startswith(comparator_run.LABEL_PREFIX)

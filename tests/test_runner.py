@@ -3,6 +3,7 @@
 from pathlib import Path
 
 from tfgpubench import runner
+from tfgpubench.stacks.selection import Target
 from tfgpubench.stacks.table import load_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -16,7 +17,8 @@ def test_launch_method_per_platform():
 
 
 def test_bench_patterns():
-    assert runner._bench_patterns(["--quick", "-b", "Wait", "--bench=Seed"]) == ["Wait", "Seed"]
+    assert runner.split_bench_args(["--quick", "-b", "Wait", "--bench=Seed"]) == (
+        ["Wait", "Seed"], ["--quick"])
 
 
 def here(installed, system="linux", arch="x86_64", python="3.11"):
@@ -40,3 +42,23 @@ def test_existing_installation_matching_no_row_gets_its_own_label():
     assert own["label"] == "own-tensorflow2.16.1-tensorflow-metal1.2.0"
     assert own["parent"] == "tf2.16.2-metal1.1.0"
     assert own["stack"]["pins"] == ["tensorflow==2.16.1", "tensorflow-metal==1.2.0"]
+
+
+# --- what run compares a newly measured stack with ---------------------------------------
+
+def test_a_new_stack_is_compared_with_the_one_before_it_that_installs_here():
+    stacks = STACKS
+    linux311 = Target("linux", "x86_64", "3.11")
+    assert runner.previous_in_chain(stacks, linux311, "tf2.21.0").label == "tf2.20.0"
+    assert runner.previous_in_chain(stacks, linux311, "tf2.12.1") is None
+    # tf2.12.1 has no Python 3.8 wheels: on 3.8, tf2.13.1 is the first of the chain.
+    assert runner.previous_in_chain(stacks, Target("linux", "x86_64", "3.8"),
+                                    "tf2.13.1") is None
+    # A Linux stack is never compared with a comparator stack, nor the other way round.
+    comparators = [s for s in stacks if s.is_comparators]
+    assert runner.previous_in_chain(stacks, linux311, comparators[0].label) is None
+    # An Intel Mac skips the arm64-only stacks between its own.
+    intel = Target("darwin", "x86_64", "3.10")
+    assert runner.previous_in_chain(stacks, intel, "tf2.13.1-metal1.0.0").label == (
+        "tf2.12.0-metal0.8.0")
+    assert runner.previous_in_chain(stacks, intel, "tf2.18.1-metal1.2.0") is None

@@ -8,6 +8,8 @@ COMMANDS = {
     "doctor": "versions, devices and where a '/GPU:0' multiply really runs",
     "stacks": "the table of TensorFlow / tensorflow-metal stacks",
     "run": "run the suite on this machine's stacks, publish to html/",
+    "fleet": "the CI fleet's steps: discover, measure (run and gate), merge, publish",
+    "gate": "asv continuous from one stack to the next; regressions as JSON and Markdown",
     "publish": "publish html/ from results/: asv's site, working offline, and the report page",
     "report": "speedup, crossover, fits and verdicts from results/",
     "selfcheck": "fidelity, noise, sensitivity and cost of the suite",

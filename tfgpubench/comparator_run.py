@@ -9,10 +9,13 @@ them where the index is reachable). From the checkout's root:
     python3 -m tfgpubench.comparator_run --machine h200 --wheels .wheels --out OUT
 
 It installs the wheels into a scratch folder if asv is missing, registers the machine
-with asv (its GPU in the machine info, as `tfgpubench run` does), makes a one-commit
-repository for the comparator versions installed here, runs `asv run -E existing:` on
-this Python with the forkserver, and copies results/ (benchmarks.json, the machine's
-machine.json, installed-versions.jsonl and the result file) and the log into OUT.
+with asv (its GPU in the machine info, as `tfgpubench run` does), finds the row of
+stacks.toml's comparators whose pins are the versions installed here (its results then
+land on that row's commit, on the comparators' chain, as `run` would put them) or else
+makes a one-commit repository for those versions (an `own-comparators-...` side
+commit), runs `asv run -E existing:` on this Python with the forkserver, and copies
+results/ (benchmarks.json, the machine's machine.json, installed-versions.jsonl and the
+result file) and the log into OUT.
 
 Why a module of the package, not a shell script: it reuses the package's machine info
 and stacks-repository code, and its pieces are tested with the rest; it imports nothing
@@ -32,10 +35,12 @@ import time
 from importlib import metadata
 from pathlib import Path
 
-from .names import FRAMEWORK_MULTIPLY, INSTALLED_VERSIONS_FILE
+from .names import COMPARATORS_SECTION, FRAMEWORK_MULTIPLY, INSTALLED_VERSIONS_FILE, TABLE_FILE
 from .stacks import ledger
 from .stacks import repo as stacks_repo
+from .stacks.install_stack import same_versions
 from .stacks.machine import machine_info
+from .stacks.table import TableError, load_table
 
 ROOT = Path(__file__).resolve().parents[1]
 # What asv imports beyond what PyTorch and JAX install: asv, its benchmark runner, and
@@ -50,8 +55,8 @@ COMPARATOR_DISTRIBUTIONS = ("torch", "jax", "jaxlib", "jax-cuda12-plugin", "jax-
 # Recorded beside them where this Python has it too (then its cases may be run as well).
 TENSORFLOW_DISTRIBUTIONS = ("tensorflow", "tensorflow-cpu", "tensorflow-macos",
                             "tensorflow-metal")
-# The comparators' stack has no release date until stacks.toml has a comparator chain:
-# a fixed one makes the commit depend on the versions alone, so reruns land on it.
+# Versions no row of stacks.toml pins have no release date: a fixed one makes their
+# side commit depend on the versions alone, so reruns land on it.
 STACK_DATE = "2026-01-01"
 LABEL_PREFIX = "own-comparators-"
 # One `asv run` per framework, quickest first: asv saves a run's results only when the
@@ -83,7 +88,32 @@ def stack_data(versions):
 
 
 # The comparator stack's branch: a chain of its own, as each section of stacks.toml is.
-BRANCH = "comparators"
+BRANCH = COMPARATORS_SECTION
+
+
+def matching_row(stacks, versions):
+    """The newest comparator row of the table whose pins (or cuda pins) are the versions
+    installed here, or None."""
+    for stack in reversed([s for s in stacks if s.is_comparators]):
+        if any(pins and same_versions(pins, versions) for pins in (stack.pins, stack.cuda)):
+            return stack
+    return None
+
+
+def choose_stack(path, versions, table=ROOT / TABLE_FILE):
+    """(data, commit) the results go under, in a repository generated at `path`: the
+    table's row these versions match, on the comparators' chain, else a side stack of
+    their own (stack_data). A table that cannot be read counts as no match."""
+    try:
+        stacks = load_table(table)
+    except TableError as exc:
+        print(f"warning: {exc}; the results go under a stack of their own", flush=True)
+        stacks = []
+    row = matching_row(stacks, versions)
+    if row is None:
+        data = stack_data(versions)
+        return data, make_stack_repo(path, data)
+    return row.as_data(), stacks_repo.build(stacks, path)[row.label]
 
 
 def make_stack_repo(path, data):
@@ -236,8 +266,7 @@ def run(args):
         raise SystemExit("git is not on PATH: asv needs it to read the commit results go under")
 
     versions = installed_versions()
-    data = stack_data(versions)
-    commit = make_stack_repo(work / "repo", data)
+    data, commit = choose_stack(work / "repo", versions)
     print(f"comparators here: {' '.join(data['pins']) or 'none'}; results go under "
           f"{data['label']} ({commit[:8]})", flush=True)
     config_path = work / "asv.conf.json"

@@ -22,6 +22,9 @@ SEED_ON_GPU = "seed.SeedScript.track_gpu_calls_on_a_gpu"
 TORCH_MULTIPLY = "torch_multiply.TorchMultiply.time_multiply"
 JAX_MULTIPLY = "jax_multiply.JaxMultiply.time_multiply"
 NUMPY_MULTIPLY = "numpy_multiply.NumpyMultiply.time_multiply"
+# The comparators' benchmarks, as one asv -b expression each: what `run` and the gate
+# measure on a stack of the comparators' section (which installs no TensorFlow).
+COMPARATOR_BENCHMARKS = (r"^torch_multiply\.", r"^jax_multiply\.", r"^numpy_multiply\.")
 # Each framework's multiply, by the name the report gives it; TensorFlow first.
 TENSORFLOW = "TensorFlow"
 FRAMEWORK_MULTIPLY = {TENSORFLOW: MULTIPLY, "PyTorch": TORCH_MULTIPLY, "JAX": JAX_MULTIPLY,
@@ -37,8 +40,15 @@ BASELINE_MODE = "eager"
 # Beside asv's results in results/<machine>/: which versions each stack really
 # measured and what the GPU self-check found. Not *.json: asv would read it.
 INSTALLED_VERSIONS_FILE = "installed-versions.jsonl"
+# Beside them: the regressions the last `run` that measured a stack on that machine
+# found (JSON Lines, one comparison a line; and Markdown). Not *.json: asv reads every
+# *.json under results/ as a result file, and `run` refuses one that is not.
+REGRESSIONS_FILE = "regressions.jsonl"
+REGRESSIONS_MARKDOWN_FILE = "regressions.md"
+# The suite's benchmarks as asv discovered them, in results/.
+BENCHMARKS_FILE = "benchmarks.json"
 # Files of a machine directory that are not asv result files.
-NOT_RESULT_FILES = ("machine.json", "benchmarks.json")
+NOT_RESULT_FILES = ("machine.json", BENCHMARKS_FILE)
 # Written by the installer into asv's environment for the runner.
 INSTALL_MARKER_FILE = "tfgpubench-installed.json"
 # The one file of each commit of the generated stacks repository.
@@ -53,6 +63,9 @@ GPU_CHECKS_ENV = "TFGPUBENCH_GPU_CHECKS"
 # from the site itself as PACKAGE@VERSION/PATH, and the list of where each came from.
 VENDOR_DIR = "vendor"
 VENDOR_SOURCES_FILE = "sources.json"
+# The section of stacks.toml (and the branch of .stacks) whose rows pin the comparator
+# frameworks (PyTorch, JAX, numpy) instead of a TensorFlow.
+COMPARATORS_SECTION = "comparators"
 # Labels of the side stacks `run --existing` measures for installations that
 # match no row of the table; no row's label may take it.
 OWN_LABEL_PREFIX = "own-"

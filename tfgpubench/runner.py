@@ -8,14 +8,26 @@ else; stacks already measured are not redone.
 
 import json
 import os
+import re
 import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import alerts
 from . import format as fmt
 from .config import load_config
-from .names import GPU_CHECKS_ENV, INSTALL_MARKER_FILE, OWN_LABEL_PREFIX, TABLE_FILE
+from .names import (
+    COMPARATOR_BENCHMARKS,
+    FRAMEWORK_MULTIPLY,
+    GPU_CHECKS_ENV,
+    INSTALL_MARKER_FILE,
+    OWN_LABEL_PREFIX,
+    REGRESSIONS_FILE,
+    REGRESSIONS_MARKDOWN_FILE,
+    TABLE_FILE,
+    TENSORFLOW,
+)
 from .pairing import series
 from .report import publish_page
 from .stacks import ledger
@@ -80,6 +92,37 @@ def run_asv(cmd):
         raise
 
 
+def split_bench_args(asv_args):
+    """([-b patterns], [the other arguments]) of arguments for asv run."""
+    patterns, rest, args = [], [], iter(asv_args)
+    for arg in args:
+        if arg in ("-b", "--bench"):
+            patterns.append(next(args, ""))
+        elif arg.startswith("--bench="):
+            patterns.append(arg.split("=", 1)[1])
+        else:
+            rest.append(arg)
+    return patterns, rest
+
+
+def stack_asv_args(stack, asv_args):
+    """The asv run arguments that measure `stack`.
+
+    A comparator stack has no TensorFlow: it runs the comparator benchmarks
+    only, those of the user's -b patterns that select one, else all of them.
+    """
+    if not stack.is_comparators:
+        return list(asv_args)
+    patterns, rest = split_bench_args(asv_args)
+    comparators = [name for framework, name in FRAMEWORK_MULTIPLY.items()
+                   if framework != TENSORFLOW]
+    kept = [p for p in patterns if any(re.search(p, name) for name in comparators)]
+    bench = []
+    for pattern in kept or COMPARATOR_BENCHMARKS:
+        bench += ["-b", pattern]
+    return rest + bench
+
+
 def run_stack(session, stack, commit):
     """Measure one stack; None when it went well, else a one-line reason.
 
@@ -87,8 +130,9 @@ def run_stack(session, stack, commit):
     another OS are measured again, not skipped.
     """
     machine, results_dir, snapshot_dir = session.machine, session.results_dir, session.snapshot_dir
-    conf, asv_args, here = session.conf, session.asv_args, session.here
-    wanted = ledger.selected_benchmarks(results_dir, _bench_patterns(asv_args))
+    conf, here = session.conf, session.here
+    asv_args = stack_asv_args(stack, session.asv_args)
+    wanted = ledger.selected_benchmarks(results_dir, split_bench_args(asv_args)[0])
     previous = ledger.previous_measurement(results_dir, machine, commit, wanted, here)
     skip_measured = ["--skip-existing-successful"]
     if previous.finished:
@@ -101,6 +145,7 @@ def run_stack(session, stack, commit):
         if marker is not None and marker.get("ok"):
             print("  measured by an interrupted run; recording the versions it installed")
             record_stack(session, stack, commit, marker, code=0)
+            session.measured.append(stack.label)
             return None
         print("  measured by an interrupted run whose install is gone: measuring it again")
         skip_measured = []
@@ -131,6 +176,7 @@ def run_stack(session, stack, commit):
         reason = (marker or {}).get("reason") or f"asv exited {code} before installing it"
         return f"not installed: {reason}"
     record_stack(session, stack, commit, marker, code)
+    session.measured.append(stack.label)
     ledger.end(snapshot_dir)
     if code == ASV_SOME_FAILED:
         return "installed, but some benchmarks failed (asv's output above says which)"
@@ -143,7 +189,11 @@ def record_stack(session, stack, commit, marker, code):
     """Write the stack's line in the ledger: the versions its install put in place and
     what the GPU self-check the installer ran found."""
     gpu_checks = marker.get("gpu_checks")
-    print_gpu_checks(gpu_checks)
+    if stack.is_comparators:
+        print("  no GPU self-check (it needs TensorFlow): each comparator benchmark checks "
+              "where its result lives")
+    else:
+        print_gpu_checks(gpu_checks)
     ledger.record_installed(session.results_dir, session.machine, {
         "label": stack.label, "commit": commit, "python": marker["python"],
         "platform": marker["platform"], "variant": marker["variant"], "pins": marker["pins"],
@@ -173,16 +223,6 @@ def gpu_checks_in(python, benchmark_dir, record_path):
     except (OSError, subprocess.SubprocessError, ValueError, IndexError) as exc:
         print(f"  could not run the GPU self-check in {python}: {exc}")
         return None
-
-
-def _bench_patterns(asv_args):
-    patterns = []
-    for i, arg in enumerate(asv_args):
-        if arg in ("-b", "--bench") and i + 1 < len(asv_args):
-            patterns.append(asv_args[i + 1])
-        elif arg.startswith("--bench="):
-            patterns.append(arg.split("=", 1)[1])
-    return patterns
 
 
 def _install_marker(env_dir, commit):
@@ -309,6 +349,8 @@ class Session:
     asv_args: list
     machine: str = ""
     here: dict = field(default_factory=dict)
+    # Labels of the stacks this run measured (not those it found measured already).
+    measured: list = field(default_factory=list)
 
     @property
     def root(self):
@@ -380,6 +422,51 @@ def build_stacks_repo(root, conf):
     stacks = load_table(root / TABLE_FILE)
     own = ledger.own_stacks(root / conf["results_dir"])
     return stacks, own, stacks_repo.build(stacks, root / conf["repo"], own)
+
+
+def previous_in_chain(stacks, target, label):
+    """The stack before `label` in its section, of those that install on `target`; None
+    for the first. (The stacks in between do not install here: nothing to compare.)"""
+    runnable = [stack for stack, _ in fits(stacks, target)[0]]
+    mine = next((stack for stack in runnable if stack.label == label), None)
+    if mine is None:
+        return None
+    chain = [stack for stack in runnable if stack.os == mine.os]
+    index = chain.index(mine)
+    return chain[index - 1] if index else None
+
+
+def write_run_alerts(session, stacks, target, hashes):
+    """Compare each stack this run measured with the one before it in its chain on this
+    machine, by asv's rule, into results/<machine>/regressions.jsonl and .md (replaced:
+    they say what the latest run that measured something found). The Alerts."""
+    if not session.measured:
+        return []
+    env_names = alerts.environment_names(session.config_path)
+    found, notes = [], []
+    for label in session.measured:
+        previous = previous_in_chain(stacks, target, label)
+        if previous is None:
+            notes.append(f"{label}: the first stack of its chain on this machine; nothing "
+                         "before it to compare with")
+            continue
+        alert, note = alerts.compare_stacks(
+            session.results_dir, session.machine,
+            {"label": previous.label, "commit": hashes[previous.label]},
+            {"label": label, "commit": hashes[label]}, env_names, source="run")
+        found += [alert] if alert else []
+        notes += [note] if note else []
+    machine_dir = session.results_dir / session.machine
+    alerts.write_summary(found, machine_dir / REGRESSIONS_FILE,
+                         machine_dir / REGRESSIONS_MARKDOWN_FILE, notes, as_lines=True,
+                         heading=f"Regressions found by run on {session.machine}")
+    regressed = [a for a in found if a.regressions]
+    for alert in found:
+        print(f"{alert.previous['label']} -> {alert.new['label']}: "
+              f"{len(alert.regressions)} regression(s) of {alert.compared} cases")
+    print(f"{len(regressed)} of {len(found)} comparison(s) regressed; see "
+          f"{ledger.shown(machine_dir / REGRESSIONS_MARKDOWN_FILE, session.results_dir)}")
+    return found
 
 
 def publish(config_path, report=True, self_contained=True, registry=None):

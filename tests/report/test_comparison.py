@@ -62,6 +62,14 @@ def test_fixture_holds_both_kinds_of_run(loaded):
     assert {s.has_tensorflow for s in stacks_of(loaded)} == {True, False}
 
 
+def test_a_run_of_the_comparators_alone_is_no_step_of_tensorflows_story(loaded):
+    # The fixture's two runs: one with TensorFlow, one without. A step between them
+    # compared nothing and said "nothing beyond noise"; it is no step at all.
+    _, report = loaded
+    assert report["changes"][MACHINE]["steps"] == []
+    assert report["changes"][MACHINE]["overall"] is None
+
+
 @pytest.mark.parametrize("size", [2, 1000, 4096])
 def test_tensorflow_eager_is_set_against_the_fastest_comparator(loaded, size):
     stack = combined(loaded)

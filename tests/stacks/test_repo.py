@@ -9,18 +9,18 @@ import os
 import pytest
 
 from tfgpubench.stacks import repo
-from tfgpubench.stacks.table import TENSORFLOWS, load_table, parse_table, tomllib
+from tfgpubench.stacks.table import SECTIONS, TENSORFLOWS, load_table, parse_table, tomllib
 
 from .conftest import ROOT
 
 STACKS = load_table(ROOT / "stacks.toml")
-SECTIONS = list(TENSORFLOWS)
 # The first row's commit of each branch. If one changes, every result ever
 # recorded on that branch drops out of the graphs: change the commit format
 # only on purpose. (The linux root changed when each section became its own
 # branch; results under the one-chain hashes are measured again.)
 FIRST_COMMITS = {"macos": "2b413d63faaea26093fb0fb1d9fa5420aa105225",
-                 "linux": "f917b94674e7b848bfd610dceea70a48a0eb0fe3"}
+                 "linux": "f917b94674e7b848bfd610dceea70a48a0eb0fe3",
+                 "comparators": "7ac9dc26480fac4c16e446300c2a5d4fc4d106b9"}
 
 
 def raw_table():
@@ -97,6 +97,17 @@ NEW_ROWS = {
     "linux": [{"label": "tf2.22.0", "date": datetime.date(2026, 3, 6),
                "pins": ["tensorflow-cpu==2.22.0"], "cuda": ["tensorflow[and-cuda]==2.22.0"],
                "wheels": {"x86_64": ["3.11"]}}],
+    # Comparator releases: dated before and after TensorFlow's newest rows.
+    "comparators": [{"label": "torch2.14.1-jax0.10.2-numpy2.4.6",
+                     "date": datetime.date(2026, 8, 1),
+                     "pins": ["torch==2.14.1", "jax==0.10.2", "jaxlib==0.10.2", "numpy==2.4.6"],
+                     "wheels": {"linux-x86_64": ["3.11"]}},
+                    {"label": "torch2.14.1-jax0.10.2-numpy2.5.0",
+                     "date": datetime.date(2026, 9, 1),
+                     "pins": ["torch==2.14.1", "jax==0.10.2", "jaxlib==0.10.2", "numpy==2.5.0"],
+                     "cuda": ["torch==2.14.1", "jax[cuda12]==0.10.2", "jaxlib==0.10.2",
+                              "numpy==2.5.0"],
+                     "wheels": {"linux-x86_64": ["3.12"], "macos-arm64": ["3.12"]}}],
 }
 
 
@@ -110,8 +121,11 @@ def appends():
         for count in range(1, len(raw[section])):
             cases.append((section, {**other, section: raw[section][:count]},
                           raw[section][count]))
+        appended = list(raw[section])
         for row in NEW_ROWS[section]:
-            cases.append((section, {**other, section: raw[section]}, row))
+            # Each new release after the ones appended before it, as the table grows.
+            cases.append((section, {**other, section: list(appended)}, row))
+            appended.append(row)
     return cases
 
 
@@ -127,9 +141,11 @@ def where_in(date, rows):
 def test_appended_rows_fall_before_among_and_after_the_other_sections_rows():
     # What the next test covers: appended rows at every place the other section allows.
     raw = raw_table()
-    seen = {section: set() for section in SECTIONS}
+    seen = {section: set() for section in TENSORFLOWS}
     for section, _, row in appends():
-        other = next(s for s in SECTIONS if s != section)
+        if section not in TENSORFLOWS:
+            continue
+        other = next(s for s in TENSORFLOWS if s != section)
         seen[section].add(where_in(row["date"], raw[other]))
     assert seen == {"macos": {"before", "among", "after"}, "linux": {"among", "after"}}
     # Linux rows cannot come before every macOS row: the first is from 2023, macOS's 2022.

@@ -45,9 +45,20 @@ PARALLEL = 8
 PYPI = "https://pypi.org/simple"
 
 
+# A comparator row's wheels are keyed OS-ARCH; numpy 2.4's macOS arm64 wheels need
+# macOS 14 (Accelerate), PyTorch's and jaxlib's 11 or later.
+COMPARATORS_MACOS = 14
+LINUX_ARCHES = {"arm64": "aarch64", "x86_64": "x86_64"}
+
+
 def platforms(stack, arch):
     """The platform tags a machine this stack claims to run on accepts."""
-    if stack.os == "macos":
+    if stack.is_comparators:
+        os_name, arch = arch.split("-")
+        if os_name == "macos":
+            return [f"macosx_{COMPARATORS_MACOS}_0_{arch}"]
+        arch = LINUX_ARCHES[arch]
+    elif stack.os == "macos":
         metal = next(parse_pin(p)[1] for p in stack.pins if parse_pin(p)[0] == PLUGIN["macos"])
         major = METAL_MIN_MACOS[series(metal)][0]
         return [f"macosx_{major}_0_{arch}"]

@@ -28,6 +28,7 @@ from ..runner import (
     run_existing,
     run_stack,
     start,
+    write_run_alerts,
 )
 from ..stacks import ledger
 from ..stacks import repo as stacks_repo
@@ -127,6 +128,8 @@ def run(args):
         if outcome:
             print(f"[{number}/{total}] {stack.label}: {outcome}", flush=True)
             failures.append(stack.label)
+    # Each newly measured stack against the one before it here, by asv's rule.
+    write_run_alerts(session, stacks, Target.here(variant=variant), hashes)
     published = args.no_publish or publish(config_path, report=not args.no_report)
     if failures:
         print(f"{len(failures)} of {total} stacks failed: {', '.join(failures)}", file=sys.stderr)

@@ -58,6 +58,9 @@ class Measurement:
     # The samples asv kept (it keeps them when a benchmark runs several rounds),
     # for its Mann-Whitney test; empty when it kept none.
     samples: tuple = ()
+    # asv stores a failed combination as null, a skipped one (n/a) as NaN: both are
+    # NaN in `value`; this tells them apart (asv compare marks a new failure "!").
+    failed: bool = False
 
     def stats(self):
         """asv's stats dict, as its significance test takes it (None without one)."""
@@ -198,6 +201,7 @@ def _measurements(results, name, benchmark_info, path):
                 ci_high=_stat(s, "ci_99_b"),
                 repeat=int(repeat) if repeat is not None else None,
                 samples=tuple(samples[i] or ()) if samples and i < len(samples) else (),
+                failed=values[i] is None,
             )
         )
     return out

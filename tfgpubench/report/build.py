@@ -351,6 +351,10 @@ def build_report(result_set):
                 run.label = f"{run.label} [{run.env_name}]"
             stacks.append(with_comparison(build_stack_report(run, info), run, runs))
         machines[machine] = stacks
-        story[machine] = release_changes(machine, runs, stacks)
+        # The story is TensorFlow's: a run of the comparators alone (a stack of their
+        # own chain, or an installation without TensorFlow) has no step in it.
+        tensorflow = [i for i, run in enumerate(runs) if run.benchmark(MULTIPLY)]
+        story[machine] = release_changes(machine, [runs[i] for i in tensorflow],
+                                         [stacks[i] for i in tensorflow])
     return {"machines": machines, "changes": story, "problems": list(result_set.problems)}
 

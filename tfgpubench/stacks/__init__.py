@@ -1,4 +1,5 @@
-"""The table of TensorFlow stacks (stacks.toml) and the git repository asv runs along.
+"""The table of stacks (stacks.toml: TensorFlow releases, and the comparators PyTorch,
+JAX and numpy) and the git repository asv runs along.
 
 table: load and validate the table; selection: which stacks run here;
 requirements: what each stack needs from a machine (Python, macOS, CUDA, cuDNN);

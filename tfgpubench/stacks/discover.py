@@ -51,6 +51,7 @@ from .table import (
     ARCHES,
     CUDA_TENSORFLOW,
     PLUGIN,
+    SECTIONS,
     TENSORFLOWS,
     VERSION,
     TableError,
@@ -512,8 +513,9 @@ def append_to_table(path, discovery):
     text = original.decode("utf-8")
     for section in TENSORFLOWS:
         text = insert_rows(text, section, discovery.rows[section])
-    expected = [stack for section in TENSORFLOWS
-                for stack in [s for s in before if s.os == section] + discovery.rows[section]]
+    # Every section in the table's order; the comparators' has no discovered rows.
+    expected = [stack for section in SECTIONS for stack in
+                [s for s in before if s.os == section] + discovery.rows.get(section, [])]
     path.write_bytes(text.encode("utf-8"))
     try:
         after = load_table(path)

@@ -13,6 +13,10 @@ answer everywhere.
 With BENCHMARK_DIR, the suite's GPU self-check then runs in the new
 environment (check_gpu.py) and its record is saved there for the benchmarks.
 
+A stack of the comparators' section (PyTorch, JAX, numpy) installs without
+TensorFlow and without the GPU self-check (which needs TensorFlow): each
+comparator benchmark proves in its own setup where its result lives.
+
 Exit status: 0 installed and verified; 3 the stack does not fit this
 platform, architecture or Python; 4 pip failed; 5 the installed versions
 differ from the pins; 6 TensorFlow cannot run the GPU self-check. A JSON
@@ -31,7 +35,7 @@ if not __package__:
     # Run by asv as a script, with the environment's Python: the package's
     # leaf modules are importable from the checkout this file lies in.
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from tfgpubench.names import INSTALL_MARKER_FILE  # noqa: E402
+from tfgpubench.names import COMPARATORS_SECTION, INSTALL_MARKER_FILE  # noqa: E402
 
 # Every distribution that provides `import tensorflow`, and the GPU plugin. A
 # stack installs only its own pins; the others are removed first so two
@@ -85,17 +89,25 @@ def detect_variant(environ=None, nvidia=None):
     return "cuda" if (has_nvidia_gpu() if nvidia is None else nvidia) else "cpu"
 
 
+def is_comparators(stack):
+    """Whether `stack` (plain data) is a row of the comparators' section."""
+    return stack["os"] == COMPARATORS_SECTION
+
+
 def choose_pins(stack, system, machine, python, variant="cpu"):
     """(pins, None) when `stack` installs on this system/machine/python, else (None, reason).
 
     stack: a row as plain data (label, os, pins, optional cuda and cuda_wheels, wheels);
-    system: sys.platform; machine: platform.machine(); python: 'X.Y'.
+    system: sys.platform; machine: platform.machine(); python: 'X.Y'. A TensorFlow
+    row's wheels are keyed by architecture (the row is for one OS); a comparator
+    row's by OS-architecture (linux-x86_64, macos-arm64), for it serves every OS.
     """
-    wanted_os = stack["os"]
     here = OS_OF_PLATFORM.get(system, system)
-    if here != wanted_os:
-        return None, f"a {wanted_os} stack, this is {here}"
     arch = normalize_machine(machine)
+    if is_comparators(stack):
+        arch = f"{here}-{arch}"
+    elif here != stack["os"]:
+        return None, f"a {stack['os']} stack, this is {here}"
     wheels = stack["wheels"]
     if arch not in wheels:
         return None, f"no {arch} wheels (only {', '.join(sorted(wheels))})"
@@ -125,6 +137,13 @@ def parse_pin(pin):
     return name, version
 
 
+def family(pins):
+    """The distributions whose versions must be exactly a stack's pins: the TensorFlow
+    family always (a comparator stack must have none of it), and what it pins."""
+    return TENSORFLOW_FAMILY + tuple(parse_pin(p)[0] for p in pins
+                                     if parse_pin(p)[0] not in TENSORFLOW_FAMILY)
+
+
 def installed_versions(names=TENSORFLOW_FAMILY):
     """{distribution: version} for those of `names` installed in this Python."""
     from importlib import metadata
@@ -138,13 +157,25 @@ def installed_versions(names=TENSORFLOW_FAMILY):
     return found
 
 
+def public_version(version):
+    """The version without its local label: '2.13.0' of '2.13.0+cpu'. pip's ==2.13.0
+    takes a local build such as PyTorch's CPU wheel (PEP 440)."""
+    return version.split("+", 1)[0] if version else version
+
+
+def same_versions(pins, installed):
+    """Whether every pin's distribution is installed at the pinned (public) version."""
+    return all(public_version(installed.get(name)) == version
+               for name, version in map(parse_pin, pins))
+
+
 def verify(pins, installed):
     """None when `installed` is exactly the pinned TensorFlow family, else why not."""
     wanted = dict(parse_pin(p) for p in pins)
     wrong = [
         f"{name} {installed.get(name, 'missing')} instead of {version}"
         for name, version in wanted.items()
-        if installed.get(name) != version
+        if public_version(installed.get(name)) != version
     ]
     extra = [f"{name} {v} is installed too" for name, v in installed.items() if name not in wanted]
     problems = wrong + extra
@@ -191,18 +222,23 @@ def left_by_other_stacks(pins, installed_family, distributions, keep):
     what is installed already (asv reinstalls a commit it measures again),
     else all but asv's tools. asv reuses one environment for every stack, and
     a newer stack's dependencies (numpy 2, jax, keras 3) break an older
-    TensorFlow installed over them."""
-    if installed_family == dict(parse_pin(p) for p in pins):
+    TensorFlow installed over them. installed_family: what
+    `installed_versions(family(pins))` finds."""
+    if set(installed_family) == {parse_pin(p)[0] for p in pins} and same_versions(
+            pins, installed_family):
         return []
     return sorted(d for d in distributions if canonical(d) not in keep)
 
 
-def install(pins):
-    """Remove what other stacks left, pip-install `pins` from wheels only. pip's exit status."""
+def install(pins, names=TENSORFLOW_FAMILY):
+    """Remove what other stacks left, pip-install `pins` from wheels only. pip's exit status.
+
+    names: the stack's family (see `family`)."""
     from importlib import metadata
 
     distributions = {d.metadata["Name"] for d in metadata.distributions() if d.metadata["Name"]}
-    stale = left_by_other_stacks(pins, installed_versions(), distributions, environment_tools())
+    stale = left_by_other_stacks(pins, installed_versions(names), distributions,
+                                 environment_tools())
     if stale and _pip(["uninstall", "-y", *stale]) != 0:
         return 1
     # Wheels only, for the stack and everything it pulls in: building TensorFlow
@@ -305,14 +341,15 @@ def main(argv=None):
     status = 3
     if pins is not None:
         record["pins"] = pins
-        if install(pins) != 0:
+        names = family(pins)
+        if install(pins, names) != 0:
             reason, status = f"pip could not install {' '.join(pins)}", 4
         else:
-            installed = installed_versions()
+            installed = installed_versions(names)
             record["installed"] = installed
             record["also"] = installed_versions(ALSO_RECORDED)
             reason, status = verify(pins, installed), 5
-    if reason is None and benchmark_dir:
+    if reason is None and benchmark_dir and not is_comparators(stack):
         record["gpu_checks"], reason = run_gpu_checks(benchmark_dir)
         status = 6
     record["ok"] = reason is None

@@ -8,6 +8,8 @@ version) is `machine.detect_facts`, at the edge. `stacks check` prints
 What a stack needs:
 - an OS, an architecture and a Python its wheels exist for (the row's `wheels`);
 - on a Mac, the macOS Apple's pairing table gives for its tensorflow-metal;
+- a comparator stack (PyTorch, JAX, numpy): an OS and architecture pair and a
+  Python its wheels exist for; its CUDA needs are its wheels' own (not checked here);
 - with the CUDA build, an NVIDIA driver for the CUDA version TensorFlow was
   built with, and that CUDA runtime and cuDNN: installed with the stack by
   `tensorflow[and-cuda]` from TensorFlow 2.14, found on the system for 2.12
@@ -90,8 +92,20 @@ def _span(pythons):
     return pythons[0] if len(pythons) == 1 else f"{pythons[0]}-{pythons[-1]}"
 
 
+def comparator_needs(stack, facts, wheels=None):
+    """Platform (OS-architecture) and Python: what a comparator row's wheels exist for."""
+    here = f"{SECTION_OF_PLATFORM.get(facts.system, facts.system)}-{facts.machine}"
+    pythons = _pythons(wheels or stack.wheels, here)
+    return [
+        Need("platform", " or ".join(sorted(stack.wheels)), here, here in stack.wheels),
+        Need("Python", _span(pythons), facts.python, facts.python in pythons),
+    ]
+
+
 def platform_needs(stack, facts, wheels=None):
     """OS, architecture and Python: what the row's wheels (or `wheels`) exist for."""
+    if stack.is_comparators:
+        return comparator_needs(stack, facts, wheels)
     here = SECTION_OF_PLATFORM.get(facts.system, facts.system)
     pythons = _pythons(wheels or stack.wheels, facts.machine)
     return [
@@ -166,7 +180,7 @@ def stack_needs(stack, variant, facts):
     needs = platform_needs(stack, facts, stack.cuda_wheels if cuda else None)
     if stack.os == "macos":
         needs.append(macos_need(stack, facts))
-    elif cuda:
+    elif cuda and not stack.is_comparators:
         needs.extend(cuda_needs(stack, facts))
     return needs
 
@@ -176,6 +190,8 @@ def describe_stack(stack, variant, facts):
     needs = stack_needs(stack, variant, facts)
     if stack.os == "macos":
         build = "Metal"
+    elif stack.is_comparators:
+        build = "comparators, CUDA" if variant == "cuda" and stack.cuda else "comparators"
     else:
         build = "CUDA" if variant == "cuda" and stack.cuda else "CPU"
     missing = [n.what for n in needs if not n.ok]

@@ -1,5 +1,10 @@
 """stacks.toml: load the table of stacks and reject a bad row before anything runs.
 
+Three sections, each a chain of its own in .stacks: `macos` and `linux` pin a
+TensorFlow (and Apple's plugin); `comparators` pins PyTorch, JAX and numpy, the
+frameworks benchmarks/comparators.py times beside TensorFlow, without
+TensorFlow, so their versions have a history on the graphs too.
+
 Every message names the row (`stacks.toml [[linux]] #3 (tf2.14.1): ...`), so a
 typo in a new release is found by its author, not by a half-finished run.
 """
@@ -9,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..names import OWN_LABEL_PREFIX, TABLE_FILE
+from ..names import COMPARATORS_SECTION, OWN_LABEL_PREFIX, TABLE_FILE
 from ..pairing import LAST_TENSORFLOW_MACOS, pairing_verdict, series
 from .install_stack import split_pin
 
@@ -29,8 +34,20 @@ CUDA_TENSORFLOW = "tensorflow"
 CUDA_EXTRA = "and-cuda"
 CUDA_EXTRA_FROM = (2, 14)
 ARCHES = ("arm64", "x86_64")
+# The comparators' section: the distributions a row may pin, the extras its cuda pins
+# may use (JAX's CUDA plugin), and the platforms its wheels name. PyTorch, JAX and numpy
+# ship wheels for different OS and architecture pairs (no x86_64 macOS wheels of
+# recent PyTorch or jaxlib), so a comparator row's wheels name both: linux-x86_64.
+COMPARATORS = COMPARATORS_SECTION
+COMPARATOR_PACKAGES = ("torch", "jax", "jaxlib", "numpy")
+COMPARATOR_CUDA_EXTRAS = {"jax": ("cuda12", "cuda13")}
+# Released together, each jax pinning its own jaxlib: a row pins both or neither, equal.
+SAME_VERSION = ("jax", "jaxlib")
+PLATFORMS = tuple(f"{os_name}-{arch}" for os_name in ("linux", "macos") for arch in ARCHES)
+SECTIONS = (*TENSORFLOWS, COMPARATORS)
 ROW_KEYS = {"macos": {"label", "date", "pins", "wheels"},
-            "linux": {"label", "date", "pins", "cuda", "wheels", "cuda_wheels"}}
+            "linux": {"label", "date", "pins", "cuda", "wheels", "cuda_wheels"},
+            COMPARATORS: {"label", "date", "pins", "cuda", "wheels", "cuda_wheels"}}
 REQUIRED_KEYS = {"label", "date", "pins", "wheels"}
 # A label is a git tag and an argument to asv: keep it to a safe alphabet, and
 # away from what git refuses (a trailing '.' or '.lock', '..') or reads as
@@ -76,12 +93,18 @@ class Stack:
             data["cuda_wheels"] = {arch: list(py) for arch, py in sorted(self.cuda_wheels.items())}
         return data
 
+    @property
+    def is_comparators(self):
+        """A row of the comparators' section: PyTorch, JAX and numpy, no TensorFlow."""
+        return self.os == COMPARATORS
+
     def tensorflow_version(self):
         return next(split_pin(p)[2] for p in self.pins if split_pin(p)[0] in TENSORFLOWS[self.os])
 
 
 def load_table(path=TABLE_FILE):
-    """The validated stacks of `path`, macOS rows then Linux rows, each oldest first."""
+    """The validated stacks of `path`: macOS rows, Linux rows, then comparator rows, each
+    section oldest first."""
     path = Path(path)
     try:
         with open(path, "rb") as f:
@@ -99,11 +122,15 @@ def parse_table(raw, name=TABLE_FILE, today=None):
     today: the latest date a row may have (default: today, a day ahead for time zones).
     """
     latest = today or datetime.date.today() + datetime.timedelta(days=1)
-    unknown = sorted(set(raw) - set(TENSORFLOWS))
+    unknown = sorted(set(raw) - set(SECTIONS))
     if unknown:
-        raise TableError(f"{name}: unknown section(s) {', '.join(unknown)}; expected macos, linux")
+        raise TableError(f"{name}: unknown section(s) {', '.join(unknown)}; expected "
+                         f"{', '.join(SECTIONS)}")
     stacks = []
-    for os_name in TENSORFLOWS:
+    for os_name in SECTIONS:
+        if os_name == COMPARATORS and os_name not in raw:
+            # Optional: a table of TensorFlow stacks alone measures no comparators.
+            continue
         rows = raw.get(os_name, [])
         if not isinstance(rows, list):
             raise TableError(f"{name}: [{os_name}] must be an array of tables: [[{os_name}]]")
@@ -147,13 +174,10 @@ def parse_row(row, os_name, where, latest):
         raise TableError(f"{where}: missing {', '.join(sorted(REQUIRED_KEYS - keys))}")
     if keys - ROW_KEYS[os_name]:
         raise TableError(f"{where}: unknown key(s) {', '.join(sorted(keys - ROW_KEYS[os_name]))}")
+    if os_name == COMPARATORS:
+        return parse_comparator_row(row, where, latest)
     label = _parse_label(row["label"], where)
-    date = row["date"]
-    if not isinstance(date, datetime.date) or isinstance(date, datetime.datetime):
-        raise TableError(f"{where}: date {date!r} must be a TOML date such as 2024-06-28")
-    if not FIRST_RELEASE <= date <= latest:
-        raise TableError(f"{where}: date {date} is not a day a TensorFlow release can have "
-                         f"been uploaded ({FIRST_RELEASE} to today)")
+    date = _parse_date(row["date"], where, latest)
     pins = _parse_pins(row["pins"], where, "pins")
     _check_roles(pins, os_name, where)
     cuda = ()
@@ -174,6 +198,45 @@ def parse_row(row, os_name, where, latest):
                  cuda=tuple(cuda), cuda_wheels=cuda_wheels, where=where)
 
 
+def parse_comparator_row(row, where, latest):
+    """A row of [[comparators]]: PyTorch, JAX and numpy pins, no TensorFlow."""
+    label = _parse_label(row["label"], where)
+    date = _parse_date(row["date"], where, latest, "a release")
+    pins = _parse_pins(row["pins"], where, "pins", COMPARATOR_PACKAGES, COMPARATOR_CUDA_EXTRAS)
+    versions = {pin_name(p): split_pin(p)[2] for p in pins}
+    present = [n for n in SAME_VERSION if n in versions]
+    if present and (len(present) != len(SAME_VERSION)
+                    or len({versions[n] for n in SAME_VERSION}) != 1):
+        raise TableError(f"{where}: pin {' and '.join(SAME_VERSION)} together, at the same "
+                         "version (each jax release requires its own jaxlib)")
+    cuda = ()
+    if "cuda" in row:
+        cuda = _parse_pins(row["cuda"], where, "cuda", COMPARATOR_PACKAGES,
+                           COMPARATOR_CUDA_EXTRAS)
+        if {pin_name(p): split_pin(p)[2] for p in cuda} != versions:
+            raise TableError(f"{where}: cuda must pin the same packages and versions as pins "
+                             "(it only adds a CUDA extra)")
+    wheels = _parse_wheels(row["wheels"], where, keys=PLATFORMS)
+    cuda_wheels = None
+    if "cuda_wheels" in row:
+        if not cuda:
+            raise TableError(f"{where}: cuda_wheels without cuda pins")
+        cuda_wheels = _parse_wheels(row["cuda_wheels"], where, "cuda_wheels", keys=PLATFORMS)
+    if cuda and not any(p.startswith("linux-") for p in (cuda_wheels or wheels)):
+        raise TableError(f"{where}: cuda pins, but no Linux wheels: CUDA builds are for Linux")
+    return Stack(label=label, os=COMPARATORS, date=date, pins=tuple(pins), wheels=wheels,
+                 cuda=tuple(cuda), cuda_wheels=cuda_wheels, where=where)
+
+
+def _parse_date(date, where, latest, what="a TensorFlow release"):
+    if not isinstance(date, datetime.date) or isinstance(date, datetime.datetime):
+        raise TableError(f"{where}: date {date!r} must be a TOML date such as 2024-06-28")
+    if not FIRST_RELEASE <= date <= latest:
+        raise TableError(f"{where}: date {date} is not a day {what} can have "
+                         f"been uploaded ({FIRST_RELEASE} to today)")
+    return date
+
+
 def _parse_label(label, where):
     if not isinstance(label, str) or not LABEL.match(label):
         raise TableError(f"{where}: label {label!r} must start with a letter and use only "
@@ -185,7 +248,7 @@ def _parse_label(label, where):
         refused = "git or asv reads it as a branch, HEAD or a range, not this tag"
     elif HEX_LABEL.match(label):
         refused = "git reads it as a commit hash, not this tag"
-    elif label.lower() in TENSORFLOWS:
+    elif label.lower() in SECTIONS:
         refused = "it is the name of a section's branch"
     elif label.startswith(OWN_LABEL_PREFIX):
         refused = f"{OWN_LABEL_PREFIX}... labels are run --existing's own stacks"
@@ -198,7 +261,12 @@ def pin_name(pin):
     return split_pin(pin)[0]
 
 
-def _parse_pins(pins, where, key):
+def _parse_pins(pins, where, key, allowed=None, cuda_extras=None):
+    """The pins of a row's `key`; allowed: the only distributions it may pin (None: any,
+    roles checked after); cuda_extras: {name: extras} its cuda pins may use (default:
+    tensorflow[and-cuda])."""
+    if cuda_extras is None:
+        cuda_extras = {CUDA_TENSORFLOW: (CUDA_EXTRA,)}
     if not isinstance(pins, list) or not pins:
         raise TableError(f"{where}: {key} must be a non-empty list of NAME==VERSION strings")
     names = set()
@@ -210,9 +278,15 @@ def _parse_pins(pins, where, key):
         except ValueError:
             raise TableError(f"{where}: {key} entry {pin!r} is not NAME==VERSION "
                              "(pip options, URLs, paths and markers are not allowed)") from None
-        if extra and (key != "cuda" or extra != CUDA_EXTRA or name != CUDA_TENSORFLOW):
-            raise TableError(f"{where}: {key} entry {pin!r}: the only extra a row may use is "
-                             f"{CUDA_TENSORFLOW}[{CUDA_EXTRA}], in cuda")
+        if allowed is not None and name not in allowed:
+            raise TableError(f"{where}: unknown package in {pin!r}; a comparator row pins "
+                             f"{', '.join(allowed)}")
+        if extra and (key != "cuda" or extra not in cuda_extras.get(name, ())):
+            usable = [f"{n}[{e}]" for n, extras in cuda_extras.items() for e in extras]
+            which = ("extra a row may use is" if len(usable) == 1 else
+                     "extras a row may use are")
+            raise TableError(f"{where}: {key} entry {pin!r}: the only {which} "
+                             f"{', '.join(usable)}, in cuda")
         if not VERSION.match(version):
             raise TableError(f"{where}: {pin!r}: version {version!r} is not X.Y.Z")
         if name in names:
@@ -261,15 +335,17 @@ def _check_cuda(pins, cuda, where):
                          f"{CUDA_TENSORFLOW}=={version}")
 
 
-def _parse_wheels(wheels, where, key="wheels"):
+def _parse_wheels(wheels, where, key="wheels", keys=ARCHES):
+    """{architecture (or platform, for comparator rows): (Pythons)}."""
+    what = "architecture" if keys == ARCHES else "platform"
     if not isinstance(wheels, dict) or not wheels:
-        raise TableError(f"{where}: {key} must map an architecture to its Pythons, "
-                         'e.g. { arm64 = ["3.10", "3.11"] }')
+        raise TableError(f"{where}: {key} must map an {what} to its Pythons, "
+                         f'e.g. {{ {keys[0]} = ["3.10", "3.11"] }}')
     parsed = {}
     for arch, pythons in wheels.items():
-        if arch not in ARCHES:
-            raise TableError(f"{where}: {key} for unknown architecture {arch!r}; "
-                             f"expected {' or '.join(ARCHES)}")
+        if arch not in keys:
+            raise TableError(f"{where}: {key} for unknown {what} {arch!r}; "
+                             f"expected {' or '.join(keys)}")
         if (not isinstance(pythons, list) or not pythons
                 or not all(isinstance(p, str) and PYTHON.match(p) for p in pythons)):
             raise TableError(f"{where}: {key}.{arch} must list Pythons such as \"3.11\"")

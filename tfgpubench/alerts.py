@@ -1,0 +1,295 @@
+"""Regressions a machine can read: which cases got slower from one stack to the next on a
+machine, by asv's own rule, as JSON (for scripts) and Markdown (for a CI job summary).
+
+A case regressed when it got slower by more than the factor and asv's significance test
+says the two differ (report/changes.py's `compare_cases`, the rule `asv compare` and
+`asv continuous` apply: Mann-Whitney U on the kept samples where there are enough of
+them, else non-overlapping 99% confidence intervals; one sample, the factor alone), or
+when it failed on the new stack after running on the previous one (asv's "!"). Only
+time_ benchmarks are judged: lower is better there, which is what asv assumes; a track_
+value (a speedup, a bandwidth) is better higher.
+
+Pure functions of asvresults.Run objects and plain data, then, at the bottom, the
+edge: which result files asv judged, reading them, writing the summary.
+"""
+
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from asv import _stats as asv_stats  # asv's own test, to name which one decided
+from asv import environment as asv_environment
+from asv.benchmarks import Benchmarks
+from asv.config import Config
+
+from . import format as fmt
+from .names import case_id
+from .report.analysis import Estimate
+from .report.asvresults import load_benchmarks, load_run
+from .report.changes import FACTOR, compare_cases
+from .stacks.ledger import result_files
+
+SLOWER, FAILED, FASTER, FIXED = "slower", "failed", "faster", "fixed"
+REGRESSIONS = (SLOWER, FAILED)
+# asv's significance threshold for Mann-Whitney U (asv/_stats.py is_different).
+P_THRESHOLD = 0.002
+MANN_WHITNEY, CI_APART, FACTOR_ONLY = ("Mann-Whitney U", "99% confidence intervals apart",
+                                       "factor only (one sample)")
+# Written into every summary: what a reader (or a script) must know to trust it.
+FORMAT_VERSION = 1
+
+
+def is_time_benchmark(name):
+    """Whether asv's benchmark `name` (module.Class.method) is a time_ benchmark."""
+    return name.rsplit(".", 1)[-1].startswith("time_")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One case judged between two stacks."""
+
+    case: str  # asv's id: benchmark('cpu', 2, 'int32', 'eager')
+    benchmark: str
+    params: dict
+    kind: str  # SLOWER, FAILED, FASTER, FIXED
+    before: float = None  # seconds (None: failed)
+    after: float = None
+    ratio: float = None  # after / before
+    ratio_low: float = None  # the range the two 99% confidence intervals allow
+    ratio_high: float = None
+    test: str = ""  # which of asv's tests decided: MANN_WHITNEY, CI_APART, FACTOR_ONLY
+    p_value: float = None  # Mann-Whitney U's, where it decided
+
+    @property
+    def regressed(self):
+        return self.kind in REGRESSIONS
+
+    def as_data(self):
+        return {"case": self.case, "benchmark": self.benchmark, "params": self.params,
+                "kind": self.kind, "before_s": self.before, "after_s": self.after,
+                "ratio": self.ratio,
+                "ratio_99ci": ([self.ratio_low, self.ratio_high]
+                               if self.ratio_low is not None else None),
+                "test": self.test or None, "p_value": self.p_value}
+
+
+def significance(before, after):
+    """(test, p-value or None): which of asv's tests decides for these two Measurements,
+    as asv's is_different chooses, and Mann-Whitney's p where it is that one."""
+    a, b = before.stats(), after.stats()
+    if not (a and b) or a["repeat"] == 1 or b["repeat"] == 1:
+        return FACTOR_ONLY, None
+    first = [x for x in before.samples if not math.isnan(x)]
+    second = [x for x in after.samples if not math.isnan(x)]
+    if first and second and 1 / math.comb(len(first) + len(second),
+                                          min(len(first), len(second))) < P_THRESHOLD:
+        return MANN_WHITNEY, asv_stats.mann_whitney_u(first, second)[1]
+    return CI_APART, None
+
+
+def judge_case(before, after, factor=FACTOR):
+    """The Verdict on one case (asvresults.Measurement before and after), or None when
+    nothing changed by asv's rule, or the case cannot be compared (skipped, n/a)."""
+    case = case_id(before.benchmark, [repr(v) for v in before.params.values()])
+    common = {"case": case, "benchmark": before.benchmark, "params": dict(before.params)}
+    if before.measured and after.failed:
+        return Verdict(kind=FAILED, before=before.value, **common)
+    if before.failed and after.measured:
+        return Verdict(kind=FIXED, after=after.value, **common)
+    change = compare_cases(before, after, factor)
+    if change is None or not change.changed:
+        return None
+    test, p_value = significance(before, after)
+    return Verdict(kind=SLOWER if change.ratio.value > 1 else FASTER, before=before.value,
+                   after=after.value, ratio=change.ratio.value, ratio_low=change.ratio.low,
+                   ratio_high=change.ratio.high, test=test, p_value=p_value, **common)
+
+
+def judge(before, after, benchmarks=None, factor=FACTOR):
+    """([Verdict] of every case that changed, number of cases compared) from run `before`
+    to run `after` (asvresults.Run), over the time_ benchmarks of `benchmarks` (default:
+    every time_ benchmark `before` has)."""
+    names = [n for n in (benchmarks if benchmarks is not None else before.measurements)
+             if is_time_benchmark(n)]
+    verdicts, compared = [], 0
+    for name in sorted(names):
+        for old in before.benchmark(name):
+            new = after.get(name, **old.params)
+            if new is None:
+                continue
+            compared += ((old.measured and new.measured) or (old.measured and new.failed)
+                         or (old.failed and new.measured))
+            verdict = judge_case(old, new, factor)
+            if verdict is not None:
+                verdicts.append(verdict)
+    # Biggest slowdown first; failures before everything.
+    verdicts.sort(key=lambda v: (v.kind != FAILED, -abs(math.log(v.ratio)) if v.ratio else 0))
+    return verdicts, compared
+
+
+@dataclass
+class Alert:
+    """What changed between two stacks on one machine, for scripts and people."""
+
+    machine: str
+    previous: dict  # {"label", "commit"}
+    new: dict
+    factor: float
+    verdicts: list = field(default_factory=list)
+    compared: int = 0
+    source: str = ""  # what measured it: "asv continuous", "run"
+    env: str = ""  # asv's environment name
+    asv_exit: int = None  # asv continuous's exit status, where it was the judge
+
+    @property
+    def regressions(self):
+        return [v for v in self.verdicts if v.regressed]
+
+    @property
+    def improvements(self):
+        return [v for v in self.verdicts if not v.regressed]
+
+    def as_data(self):
+        return {"machine": self.machine, "previous": self.previous, "new": self.new,
+                "env": self.env, "source": self.source, "asv_exit": self.asv_exit,
+                "factor": self.factor, "compared": self.compared,
+                "regressed": bool(self.regressions),
+                "regressions": [v.as_data() for v in self.regressions],
+                "improvements": [v.as_data() for v in self.improvements]}
+
+
+def make_alert(machine, before, after, previous, new, benchmarks=None, factor=FACTOR,
+               **details):
+    """The Alert from run `before` (stack `previous`: {"label", "commit"}) to run `after`."""
+    verdicts, compared = judge(before, after, benchmarks, factor)
+    return Alert(machine, previous, new, factor, verdicts, compared, env=after.env_name,
+                 **details)
+
+
+def summary_data(alerts, notes=()):
+    """The JSON document of a list of Alerts; notes: what could not be compared, and why."""
+    return {"format": FORMAT_VERSION, "rule": rule(alerts[0].factor if alerts else FACTOR),
+            "regressed": any(a.regressions for a in alerts),
+            "comparisons": [a.as_data() for a in alerts], "notes": list(notes)}
+
+
+def rule(factor):
+    return (f"slower by more than {factor:g}x and significant by asv's test ({MANN_WHITNEY} "
+            f"p < {P_THRESHOLD} on the samples, else {CI_APART}; one sample: the factor "
+            "alone), or failed after running before")
+
+
+def _stack(stack):
+    return f"{stack['label']} ({stack['commit'][:8]})"
+
+
+def _confidence(verdict):
+    if verdict.kind == FAILED:
+        return "failed on the new stack"
+    if verdict.p_value is not None:
+        return f"{verdict.test}, p = {verdict.p_value:.2g}"
+    return verdict.test
+
+
+def _ratio(verdict):
+    if verdict.ratio is None:
+        return "n/a"
+    return fmt.ratio(Estimate(verdict.ratio, verdict.ratio_low, verdict.ratio_high))
+
+
+def markdown(alerts, heading="Benchmark regressions", notes=()):
+    """A Markdown summary of the Alerts: one table of regressions per comparison."""
+    lines = [f"## {heading}", "", f"A regression: {rule(alerts[0].factor if alerts else FACTOR)}.",
+             ""]
+    lines += [f"- {note}" for note in notes] + ([""] if notes else [])
+    if not alerts:
+        lines.append("Nothing was compared.")
+    for alert in alerts:
+        head = (f"### {alert.machine}: {_stack(alert.previous)} -> {_stack(alert.new)}")
+        source = f" by {alert.source}" if alert.source else ""
+        lines += [head, ""]
+        if not alert.regressions:
+            lines.append(f"No regressions: {alert.compared} cases compared{source}, "
+                         f"{len(alert.improvements)} faster or fixed.")
+            lines.append("")
+            continue
+        lines.append(f"**{len(alert.regressions)} regression(s)** of {alert.compared} cases "
+                     f"compared{source}:")
+        lines += ["", "| Case | Before | After | Ratio (99% CI range) | Confidence |",
+                  "|---|---|---|---|---|"]
+        for verdict in alert.regressions:
+            lines.append(f"| `{verdict.case}` | {fmt.seconds(verdict.before)} | "
+                         f"{fmt.seconds(verdict.after)} | {_ratio(verdict)} | "
+                         f"{_confidence(verdict)} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+# --- the edge: which result files asv judged; reading them; writing the summary ----------
+
+def environment_names(config_path, env_spec=()):
+    """The names of the asv environments `asv run` and `asv continuous` use with this
+    configuration (their result files are COMMIT-NAME.json)."""
+    conf = Config.load(str(config_path))
+    return [env.name for env in asv_environment.get_environments(conf, list(env_spec),
+                                                                 verbose=False)]
+
+
+def selected_benchmarks(config_path, patterns):
+    """The benchmarks asv selects with these -b patterns (all for none), by asv's own
+    matching, from the suite's benchmarks.json."""
+    return list(Benchmarks.load(Config.load(str(config_path)), regex=list(patterns) or None))
+
+
+def load_stack_run(results_dir, machine, commit, env_names):
+    """The asvresults.Run of `commit` on `machine` in the first of `env_names` that has a
+    result file, or None."""
+    benchmarks = load_benchmarks(results_dir)
+    files = {path.name: path for path in result_files(results_dir, machine, commit)}
+    for env_name in env_names:
+        path = files.get(f"{commit[:8]}-{env_name}.json")
+        if path is not None:
+            run, _ = load_run(path, machine, benchmarks, results_dir)
+            if run is not None:
+                return run
+    return None
+
+
+def compare_stacks(results_dir, machine, previous, new, env_names, benchmarks=None,
+                   factor=FACTOR, **details):
+    """(Alert or None, note) from stack `previous` to stack `new` ({"label", "commit"}) on
+    `machine`, from their result files in the first environment both have."""
+    for env_name in env_names:
+        before = load_stack_run(results_dir, machine, previous["commit"], [env_name])
+        after = load_stack_run(results_dir, machine, new["commit"], [env_name])
+        if before is not None and after is not None:
+            return make_alert(machine, before, after, previous, new, benchmarks, factor,
+                              **details), None
+    return None, (f"{previous['label']} -> {new['label']} on {machine}: not compared, no "
+                  f"result files of both in {' or '.join(env_names) or 'any environment'}")
+
+
+def write_summary(alerts, json_path=None, markdown_path=None, notes=(), as_lines=False,
+                  heading="Benchmark regressions"):
+    """Write the summary's JSON (or JSON Lines, one comparison a line) and Markdown, each
+    replaced whole (written beside, then renamed: a kill leaves the old or the new)."""
+    if json_path:
+        data = summary_data(alerts, notes)
+        if as_lines:
+            text = "".join(json.dumps({"format": data["format"], "rule": data["rule"], **c},
+                                      sort_keys=True) + "\n" for c in data["comparisons"])
+        else:
+            text = json.dumps(data, indent=1, sort_keys=True) + "\n"
+        _replace(json_path, text)
+    if markdown_path:
+        _replace(markdown_path, markdown(alerts, heading, notes) + "\n")
+
+
+def _replace(path, text):
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    scratch = path.with_name(path.name + ".tmp")
+    scratch.write_text(text, encoding="utf-8")
+    os.replace(scratch, path)

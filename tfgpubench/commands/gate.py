@@ -1,0 +1,137 @@
+"""Gate an upgrade: `asv continuous` from the previous stack to the new one on this machine.
+
+Both stacks are installed and their time_ benchmarks measured side by side (asv's
+continuous: one run, the two commits; arguments after `--` go to it, e.g.
+`-- --quick -b Wait.time_wait`, whose -b replace the time_ selection). The exit status
+is asv continuous's: 0 no regression, 1 a regression ("PERFORMANCE DECREASED"), 2 a
+benchmark failed (asv then compares nothing). A bad input stops the gate before
+anything runs: one line, exit status 2, no summary.
+
+--json and --markdown write the regressions (machine, stacks and commits, each case,
+its ratio with the 99% CI range, and the test that decided) from the very result files
+asv continuous saved and judged, by asv's own rule (tfgpubench/alerts.py); the
+Markdown is made for a CI job summary ($GITHUB_STEP_SUMMARY).
+"""
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from .. import alerts
+from ..config import add_config_argument
+from ..names import TABLE_FILE
+from ..runner import (
+    RunRefused,
+    Session,
+    asv_command,
+    check_results,
+    choose_machine,
+    launch_method_args,
+    read_conf,
+    run_asv,
+    split_bench_args,
+    stack_asv_args,
+    start,
+)
+from ..stacks import ledger
+from ..stacks import repo as stacks_repo
+from ..stacks.table import TableError, load_table
+from .run import refuse
+
+# asv's -b for "time benchmarks only": every time_ method (asv matches with re.search).
+TIME_BENCHMARKS = r"\.time_"
+
+
+def add_arguments(parser):
+    add_config_argument(parser)
+    parser.add_argument("--previous", required=True, metavar="LABEL",
+                        help="the stack upgraded from (a label of stacks.toml)")
+    parser.add_argument("--new", required=True, metavar="LABEL",
+                        help="the stack upgraded to, of the same section")
+    parser.add_argument("--machine", help="name of this machine in results/ (default: asv's, "
+                                          "the host name)")
+    parser.add_argument("--factor", type=float, default=alerts.FACTOR,
+                        help="how much slower counts, with asv's significance test "
+                             "(default: %(default)s)")
+    parser.add_argument("--json", metavar="FILE", help="write the regressions as JSON here")
+    parser.add_argument("--markdown", metavar="FILE",
+                        help="write them as Markdown here (e.g. $GITHUB_STEP_SUMMARY)")
+    parser.add_argument("asv_args", nargs=argparse.REMAINDER,
+                        help="after --: arguments for asv continuous, e.g. -- --quick")
+
+
+def gate_asv_args(stack, asv_args):
+    """The arguments that pick `stack`'s time benchmarks for asv continuous: the user's
+    -b if any, else every time_ benchmark; a comparator stack's, the comparators' (all
+    time_ benchmarks; the others need TensorFlow, which it has not)."""
+    if stack.is_comparators:
+        return stack_asv_args(stack, asv_args)
+    patterns, rest = split_bench_args(asv_args)
+    return rest + [arg for pattern in patterns or [TIME_BENCHMARKS] for arg in ("-b", pattern)]
+
+
+def run(args):
+    config_path = Path(args.config).resolve()
+    if not config_path.is_file():
+        return refuse(f"--config {args.config}: no asv configuration here")
+    if not args.factor > 1:
+        return refuse(f"--factor {args.factor}: must be more than 1")
+    os.chdir(config_path.parent)
+    try:
+        conf = read_conf(config_path)
+    except Exception as exc:  # asv raises its own UserError for unreadable JSON
+        return refuse(f"--config {args.config}: {exc}")
+    session = Session(config_path, conf, [a for a in args.asv_args if a != "--"])
+    try:
+        stacks = {stack.label: stack for stack in load_table(session.root / TABLE_FILE)}
+        for option, label in (("--previous", args.previous), ("--new", args.new)):
+            if label not in stacks:
+                raise RunRefused(f"{option} {label}: no stack of {TABLE_FILE} has that label")
+        previous, new = stacks[args.previous], stacks[args.new]
+        if previous.os != new.os:
+            raise RunRefused(f"{previous.label} is a {previous.os} stack, {new.label} a "
+                             f"{new.os} one: a gate compares two stacks of one section")
+        check_results(session)
+        session.machine, session.here = choose_machine(args.machine, session.results_dir)
+    except (TableError, RunRefused) as exc:
+        return refuse(exc)
+
+    try:
+        hashes = stacks_repo.build(list(stacks.values()), session.root / conf["repo"],
+                                   ledger.own_stacks(session.results_dir))
+    except stacks_repo.RepoError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    start(session)
+    asv_args = gate_asv_args(new, session.asv_args)
+    code = run_asv(asv_command(
+        ["continuous", hashes[previous.label], hashes[new.label], "--machine", session.machine,
+         "--factor", str(args.factor), *launch_method_args(asv_args), *asv_args],
+        config_path))
+    for message in ledger.repair(session.results_dir, session.snapshot_dir):
+        print(message)
+
+    # asv continuous saved both stacks' results and judged them from those files: read
+    # the same files, for the benchmarks it selected, in the environments it used.
+    selected = alerts.selected_benchmarks(config_path, split_bench_args(asv_args)[0])
+    alert, note = alerts.compare_stacks(
+        session.results_dir, session.machine,
+        {"label": previous.label, "commit": hashes[previous.label]},
+        {"label": new.label, "commit": hashes[new.label]},
+        alerts.environment_names(config_path), selected, args.factor,
+        source="asv continuous", asv_exit=code)
+    found = [alert] if alert else []
+    notes = [note] if note else []
+    if code == 2:
+        notes.append("asv continuous exited 2: a benchmark failed, and asv compared nothing; "
+                     "the cases below are from the results it saved")
+    alerts.write_summary(found, args.json, args.markdown, notes,
+                         heading=f"Gate {previous.label} -> {new.label} on {session.machine}")
+    if alert is not None and code in (0, 1) and bool(alert.regressions) != (code == 1):
+        # One rule, two readers of the same files: they must agree; say so if not.
+        print(f"warning: asv continuous exited {code} but the summary finds "
+              f"{len(alert.regressions)} regression(s)", file=sys.stderr)
+    for path in filter(None, (args.json, args.markdown)):
+        print(f"regressions summary: {path}")
+    return code
