@@ -9,7 +9,15 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
-from tfgpubench.diagnosis import diagnose, format_diagnosis, format_placement  # noqa: E402
+from tfgpubench.diagnosis import (  # noqa: E402
+    diagnose,
+    format_diagnosis,
+    format_placement,
+    stack_of,
+    stack_requirements,
+)
+from tfgpubench.stacks.requirements import Facts  # noqa: E402
+from tfgpubench.stacks.table import load_table  # noqa: E402
 from tfgpubench.suite import suite_module  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,6 +68,49 @@ def test_cli_prints_json_from_the_checkout():
     parsed = json.loads(out.stdout)
     assert set(parsed["gpu_multiply"]) == {"int32", "float32"}
     assert parsed["gpu_checks"]["checks"][0]["name"] == "gpu listed"
+    # The row of stacks.toml for this TensorFlow, with what it needs here.
+    assert parsed["stack"]["label"] == stack_of(
+        load_table(ROOT / "stacks.toml"), sys.platform, parsed["distributions"]).label
+    assert all(need["ok"] for need in parsed["stack"]["needs"])
+
+
+STACKS = load_table(ROOT / "stacks.toml")
+CUDA_LINUX = Facts(system="linux", machine="x86_64", python="3.11", driver_cuda="12.4")
+
+
+def test_the_stack_of_an_installation_is_its_row_else_the_row_of_its_tensorflow():
+    assert stack_of(STACKS, "linux", {"tensorflow-cpu": "2.21.0"}).label == "tf2.21.0"
+    # The CUDA build, with a local label: the same release, the same row.
+    assert stack_of(STACKS, "linux", {"tensorflow": "2.21.0+nv25.02"}).label == "tf2.21.0"
+    # On a Mac the plugin beside TensorFlow decides between the rows of one release.
+    for metal in ("1.0.0", "1.0.1"):
+        row = stack_of(STACKS, "darwin", {"tensorflow": "2.13.1", "tensorflow-metal": metal})
+        assert row.label == f"tf2.13.1-metal{metal}"
+    assert stack_of(STACKS, "darwin", {"tensorflow-macos": "2.12.0"}).label.startswith("tf2.12.0")
+    assert stack_of(STACKS, "linux", {"tensorflow-cpu": "2.11.0"}) is None  # no row for it
+    assert stack_of(STACKS, "linux", {"numpy": "2.4.6"}) is None
+
+
+def test_a_cuda_stack_names_the_driver_cuda_and_cudnn_it_needs_and_what_is_missing():
+    stack = stack_of(STACKS, "linux", {"tensorflow": "2.21.0"})
+    needs = stack_requirements(stack, "cuda", CUDA_LINUX, "2.21.0")
+    by_what = {need["what"]: need for need in needs["needs"]}
+    # The driver supports CUDA 12.4; TensorFlow 2.21 was built with 12.5: same major, enough.
+    assert by_what["NVIDIA driver"]["ok"]
+    assert "12.5" in by_what["CUDA runtime"]["needed"] and "9.3" in by_what["cuDNN"]["needed"]
+    assert needs["lines"][0] == "tf2.21.0 (CUDA): runs here"
+    # 2.13 needs a system CUDA 11.8 and cuDNN 8.6, which this machine does not have.
+    old_stack = stack_of(STACKS, "linux", {"tensorflow": "2.13.1"})
+    old = stack_requirements(old_stack, "cuda", CUDA_LINUX, "2.13.1")
+    missing = {need["what"] for need in old["needs"] if not need["ok"]}
+    assert {"CUDA runtime", "cuDNN"} <= missing
+    assert old["lines"][0].startswith("tf2.13.1 (CUDA): not here (")
+
+
+def test_a_tensorflow_no_row_pins_says_so():
+    needs = stack_requirements(None, "cpu", CUDA_LINUX, "2.11.0")
+    assert needs["label"] is None and "no row of stacks.toml pins TensorFlow 2.11.0" in \
+        needs["lines"][0]
 
 
 def test_cli_check_prints_each_check_with_its_evidence():

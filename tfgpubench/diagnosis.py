@@ -3,11 +3,16 @@ pairs them, which devices TensorFlow sees, the GPU self-check, and for each dtyp
 and mode whether a '/GPU:0' multiply is measured here; as plain data, and as text."""
 
 import platform
+from dataclasses import asdict
 
 from . import format as fmt
 from .pairing import pairing_verdict
-from .stacks.install_stack import installed_versions
+from .stacks.install_stack import installed_versions, split_pin
+from .stacks.requirements import SECTION_OF_PLATFORM, describe_stack, stack_needs
 from .suite import grid
+
+# The names TensorFlow is installed under: Apple's, the CUDA build's, the CPU build's.
+TENSORFLOW_DISTRIBUTIONS = ("tensorflow-macos", "tensorflow", "tensorflow-cpu")
 
 # What TensorFlow's kernel registry says a GPU Mul kernel does, by host_memory.
 KERNEL_WORDS = {
@@ -76,6 +81,37 @@ def format_placement(dtype, where):
     return lines
 
 
+def stack_of(stacks, system, installed):
+    """The row of stacks.toml for this OS that this Python's installation is, or None.
+
+    installed: {distribution: version}. A row all of whose pins are installed wins
+    (on a Mac, the tensorflow-metal beside TensorFlow decides between rows); else the
+    newest row with the installed TensorFlow release. A local label ('2.21.0+nv') is
+    the same release."""
+    section = SECTION_OF_PLATFORM.get(system)
+    releases = {name: version.split("+")[0] for name, version in installed.items()}
+    rows = [stack for stack in reversed(stacks) if stack.os == section]
+    for stack in rows:
+        if all(releases.get(name) == version
+               for name, _, version in map(split_pin, stack.pins)):
+            return stack
+    tensorflow = next((releases[name] for name in TENSORFLOW_DISTRIBUTIONS if name in releases),
+                      None)
+    return next((stack for stack in rows if stack.tensorflow_version() == tensorflow), None)
+
+
+def stack_requirements(stack, variant, facts, tensorflow_version):
+    """What this TensorFlow's stack needs from the machine (OS, Python, macOS, NVIDIA
+    driver, CUDA, cuDNN) and whether it is found, as plain data and as lines."""
+    if stack is None:
+        return {"label": None, "variant": variant, "needs": [],
+                "lines": [f"no row of stacks.toml pins TensorFlow {tensorflow_version} "
+                          f"for this OS: nothing to check it against"]}
+    return {"label": stack.label, "variant": variant,
+            "needs": [asdict(need) for need in stack_needs(stack, variant, facts)],
+            "lines": describe_stack(stack, variant, facts)}
+
+
 def format_diagnosis(d, checks_record=None):
     lines = [
         f"Python {d['python']} on {d['platform']}",
@@ -100,4 +136,7 @@ def format_diagnosis(d, checks_record=None):
     lines.append("tf.multiply under '/GPU:0':")
     for dtype, where in d["gpu_multiply"].items():
         lines += format_placement(dtype, where)
+    if d.get("stack"):
+        lines.append("this TensorFlow's stack in stacks.toml, and what it needs here:")
+        lines += ["  " + line for line in d["stack"]["lines"]]
     return "\n".join(lines)

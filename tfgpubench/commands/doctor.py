@@ -5,9 +5,14 @@ check with its evidence (the same checks `run` records beside each stack)."""
 
 import json
 import sys
+from pathlib import Path
 
 from ..config import add_config_argument, load_config
-from ..diagnosis import diagnose, format_diagnosis
+from ..diagnosis import diagnose, format_diagnosis, stack_of, stack_requirements
+from ..names import TABLE_FILE
+from ..stacks.install_stack import detect_variant
+from ..stacks.machine import detect_facts
+from ..stacks.table import TableError, load_table
 from ..suite import suite_module
 
 
@@ -27,6 +32,8 @@ def run(args):
     checks = suite_module("checks", config.benchmark_dir)
     record = checks.run_checks(_progress if args.check and not args.json else None)
     diagnosis = diagnose(checks, record)
+    diagnosis["stack"] = _stack_requirements(Path(args.config).resolve().parent,
+                                             diagnosis["distributions"], diagnosis["tensorflow"])
     if args.json:
         print(json.dumps(diagnosis, indent=2))
     else:
@@ -37,3 +44,14 @@ def run(args):
             file=sys.stderr,
         )
     return 0
+
+
+def _stack_requirements(root, installed, tensorflow_version):
+    """The needs of this TensorFlow's row of stacks.toml (next to asv.conf.json), on
+    this machine: the CUDA build where `run` would pick it (nvidia-smi sees a GPU)."""
+    try:
+        stacks = load_table(root / TABLE_FILE)
+    except (OSError, TableError) as exc:
+        return {"label": None, "needs": [], "lines": [f"stacks.toml not read: {exc}"]}
+    stack = stack_of(stacks, sys.platform, installed)
+    return stack_requirements(stack, detect_variant(), detect_facts(), tensorflow_version)
