@@ -12,6 +12,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+# Real results of an earlier suite version: ten tensorflow-cpu stacks measured by
+# `python -m tfgpubench run --all` on machine "vm" (a 2-core AMD EPYC VM),
+# once committed under results/vm/; kept here as a results folder to corrupt,
+# interrupt and skip in the tests.
+RECORDED_RESULTS = FIXTURES / "results"
 
 
 def make_workspace(path, table=None):

@@ -2,7 +2,7 @@
 stderr naming the row, argument or file, exit status 2, and results/ and .stacks/
 byte for byte as they were. No TensorFlow is installed (each case takes a second).
 
-The workspace holds the results committed in this repository (machine `vm`) and a
+The workspace holds recorded results (tests/stacks/fixtures/results, machine `vm`) and a
 generated .stacks; each case breaks one thing.
 """
 
@@ -15,7 +15,7 @@ import pytest
 from tfgpubench.stacks import repo
 from tfgpubench.stacks.table import load_table
 
-from .conftest import ROOT, make_workspace, tfgpubench
+from .conftest import RECORDED_RESULTS, ROOT, make_workspace, tfgpubench
 
 TABLE = (ROOT / "stacks.toml").read_text()
 NEWEST = "tf2.21.0"
@@ -42,12 +42,17 @@ def row_of(label):
     return f"stacks.toml [[linux]] #10 ({label})"
 
 
+def recorded(path):
+    """The text of `path` (results/...) as the workspace holds it before a case breaks it."""
+    return (RECORDED_RESULTS.parent / path).read_text()
+
+
 def first_lines(path, count):
-    return "\n".join((ROOT / path).read_text().splitlines()[:count]) + "\n"
+    return "\n".join(recorded(path).splitlines()[:count]) + "\n"
 
 
 def cut(path, keep):
-    return (ROOT / path).read_text()[:keep]
+    return recorded(path)[:keep]
 
 
 OTHER_MACHINE = json.dumps({"machine": HOST, "cpu": "Another CPU", "num_cpu": "64",
@@ -176,9 +181,9 @@ def tree_bytes(path):
 
 @pytest.fixture(scope="module")
 def pristine(tmp_path_factory):
-    """A workspace with the committed results and a generated .stacks, copied per case."""
+    """A workspace with recorded results and a generated .stacks, copied per case."""
     path = make_workspace(tmp_path_factory.mktemp("pristine") / "suite")
-    shutil.copytree(ROOT / "results", path / "results")
+    shutil.copytree(RECORDED_RESULTS, path / "results")
     repo.build(load_table(path / "stacks.toml"), path / ".stacks")
     return path
 

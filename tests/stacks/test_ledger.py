@@ -9,11 +9,11 @@ import pytest
 from tfgpubench.names import INSTALLED_VERSIONS_FILE
 from tfgpubench.stacks import ledger
 
-from .conftest import ROOT
+from .conftest import RECORDED_RESULTS
 
-COMMIT = "5805198651dad2bb754b3f6466092c9398ef3ca0"  # tf2.21.0 as committed under results/vm
+COMMIT = "5805198651dad2bb754b3f6466092c9398ef3ca0"  # tf2.21.0 as recorded on machine vm
 RESULT = f"{COMMIT[:8]}-virtualenv-py3.11.json"
-MACHINE_JSON = json.loads((ROOT / "results" / "vm" / "machine.json").read_text())
+MACHINE_JSON = json.loads((RECORDED_RESULTS / "vm" / "machine.json").read_text())
 
 
 def write(path, data):
@@ -99,12 +99,12 @@ def test_restore_undoes_what_a_failed_stack_did(tmp_path):
 
 @pytest.fixture
 def committed(tmp_path):
-    """results/ with the committed tf2.21.0 result and ledger of machine `vm`."""
+    """results/ with a recorded tf2.21.0 result and ledger of machine `vm`."""
     results = tmp_path / "results"
     (results / "vm").mkdir(parents=True)
-    shutil.copy(ROOT / "results" / "benchmarks.json", results)
-    shutil.copy(ROOT / "results" / "vm" / RESULT, results / "vm")
-    shutil.copy(ROOT / "results" / "vm" / INSTALLED_VERSIONS_FILE, results / "vm")
+    shutil.copy(RECORDED_RESULTS / "benchmarks.json", results)
+    shutil.copy(RECORDED_RESULTS / "vm" / RESULT, results / "vm")
+    shutil.copy(RECORDED_RESULTS / "vm" / INSTALLED_VERSIONS_FILE, results / "vm")
     return results
 
 
