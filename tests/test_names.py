@@ -36,3 +36,20 @@ def test_case_ids_read_as_asv_prints_them():
 
 def test_the_suite_and_the_tooling_name_the_gpu_checks_record_alike():
     assert checks.RECORD_ENV == names.GPU_CHECKS_ENV
+
+
+def test_every_benchmark_and_its_class_open_with_a_one_line_docstring():
+    # asv's site shows a method's docstring with its source (tests/report/test_browser.py);
+    # the class's is what benchmarks/README.md asks a reader to find first.
+    missing = []
+    for path in SUITE.glob("*.py"):
+        for node in ast.parse(path.read_text()).body:
+            if not isinstance(node, ast.ClassDef):
+                continue
+            methods = [item for item in node.body if isinstance(item, ast.FunctionDef)
+                       and item.name.startswith(("time_", "track_"))]
+            for item in [node] * bool(methods) + methods:
+                doc = ast.get_docstring(item)
+                if not doc or not doc.splitlines()[0].strip().endswith("."):
+                    missing.append(f"{path.stem}.{node.name}.{getattr(item, 'name', '')}")
+    assert missing == []

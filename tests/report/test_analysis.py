@@ -56,10 +56,23 @@ def eager_over(run, mode, dtype="int32"):
     ]
 
 
+def crossing_series(runs, mode):
+    """(sizes, estimates) of the first stack and dtype where eager overtakes `mode`."""
+    for run in runs.values():
+        for dtype in ("int32", "float32"):
+            sizes, estimates = eager_over(run, mode, dtype)
+            if None not in estimates and estimates[0].value < 1 <= estimates[-1].value:
+                return sizes, estimates
+    return None
+
+
 def test_crossover_where_eager_overtakes_graph_loop(runs):
-    sizes, estimates = eager_over(runs["tf-2.16.2"], "graph_loop")
+    found = crossing_series(runs, "graph_loop")
+    if found is None:
+        pytest.fail("no stack of the fixture has eager overtake graph_loop within the sizes: "
+                    "regenerate it (tests/report/make_fixture_results.py)")
+    sizes, estimates = found
     values = [e.value for e in estimates]
-    assert values[0] < 1 <= values[-1], "the fixture's series must cross"
     last_slower = max(i for i, v in enumerate(values) if v < 1)
     cross = analysis.crossover(sizes, estimates)
     assert cross.status == analysis.AT

@@ -13,6 +13,9 @@ that registry cannot be reached. The site is served by http.server bound to
 
 import functools
 import http.server
+import importlib
+import inspect
+import json
 import os
 import shutil
 import threading
@@ -231,4 +234,38 @@ def test_asv_list_sorts_and_regressions_open_with_no_network(tmp_path, results_c
     assert orders["asc"] == orders["desc"][::-1] != orders["desc"]
     page.goto(f"{base}/index.html#/regressions", wait_until="networkidle")
     page.locator("#regressions-display").wait_for(timeout=20_000)
+    assert errors == [] and blocked == []
+
+
+def docstring_line(benchmark_id):
+    """The first line of the docstring of `benchmark_id`'s method in this checkout."""
+    module, cls, method = benchmark_id.split(".")
+    owner = importlib.import_module(f"benchmarks.{module}")
+    doc = inspect.getdoc(getattr(getattr(owner, cls), method))
+    return doc.splitlines()[0] if doc else None
+
+
+def test_asv_site_shows_every_benchmarks_docstring(tmp_path, results_copy, stack_repo, serve,
+                                                   browser, npm_registry):
+    """asv shows a benchmark's source, docstring first, when the pointer rests on its name
+    in the graphs' benchmark list: every benchmark of the results has a docstring, and it
+    is today's (the fixture results come from a run of today's suite)."""
+    html_dir = site(tmp_path, results_copy, stack_repo, npm_registry)
+    ids = sorted(json.loads((html_dir / "index.json").read_text())["benchmarks"])
+    assert {i.split(".")[0] for i in ids} >= {"multiply", "wait", "seed", "reference"}
+    base = serve(html_dir)
+    page, errors, _, blocked = open_page(browser, f"{base}/index.html#{ids[0]}?machine=testbox")
+    # Open every module and class of the list, as a reader would: parents come first.
+    headers = page.locator("#graphdisplay-navigation label.nav-header")
+    headers.first.wait_for(timeout=20_000)
+    for i in range(headers.count()):
+        headers.nth(i).click()
+    for benchmark_id in ids:
+        expected = docstring_line(benchmark_id)
+        assert expected, f"{benchmark_id} has no docstring"
+        page.hover(f'#graph-display a[href="#{benchmark_id}"]')
+        tooltip = page.locator(".tooltip .tooltip-inner").last
+        tooltip.wait_for(timeout=20_000)
+        assert expected in tooltip.inner_text(), benchmark_id
+        page.mouse.move(0, 0)
     assert errors == [] and blocked == []

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tfgpubench.names import SEED_SPEEDUP
+from tfgpubench.names import CPU_REFERENCE, SEED_SPEEDUP
 from tfgpubench.report import load
 
 from .conftest import FIXTURE_RESULTS, raw, result_files, write_config
@@ -40,11 +40,24 @@ def test_verdicts_are_computed_from_the_results(stack_repo):
         assert "ran on the CPU" in text
         assert "is fixed per-op cost" in text
         assert "a tf.function called per op is" in text and "than eager" in text
-        # These results predate the all-core reference: the one-thread one is named as such.
-        assert "STREAM scale at 4096x4096 float32 on one thread, not a ceiling" in text
+        # The ceiling is the all-core STREAM scale measured in the same run.
+        assert "STREAM scale at 8192x8192 float32 on every core, same run" in text
         # Nothing GPU-side is claimed from CPU numbers.
         assert stack.speedups == [] and stack.crossovers == []
         assert "Best measured GPU speedup" not in text
+
+
+def test_results_without_the_all_core_reference_name_the_one_thread_one_as_no_ceiling(
+        stack_repo, results_copy):
+    # Results of suite versions before reference.StreamScale have numpy's one-thread
+    # multiply only: it is quoted, and said not to be a ceiling.
+    for path in result_files(results_copy):
+        data = raw(path)
+        data["results"].pop(CPU_REFERENCE)
+        path.write_text(json.dumps(data))
+    _, report = load(results_copy, stack_repo)
+    for stack in next(iter(report["machines"].values())):
+        assert "on one thread, not a ceiling" in "\n".join(stack.verdicts)
 
 
 def test_text_report_prints_tables_and_verdicts(config):
