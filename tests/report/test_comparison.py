@@ -10,7 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from tfgpubench.names import FRAMEWORK_MULTIPLY, MULTIPLY, NUMPY_MULTIPLY, TORCH_MULTIPLY
+from tfgpubench.names import (
+    FRAMEWORK_MULTIPLY,
+    JAX_MULTIPLY,
+    MULTIPLY,
+    NUMPY_MULTIPLY,
+    TORCH_MULTIPLY,
+)
 from tfgpubench.report import analysis, comparison, load, render
 from tfgpubench.report.asvresults import Measurement, Run
 from tfgpubench.report.build import COMPARATORS_ONLY_NOTE
@@ -130,12 +136,30 @@ def test_a_tensorflow_run_without_comparators_takes_its_machines_newest_comparat
     tensorflow_only = dataclasses.replace(
         with_both, measurements={MULTIPLY: with_both.benchmark(MULTIPLY)})
     older = dataclasses.replace(alone, date=alone.date - 1, label="older")
-    assert comparison.partner_run(tensorflow_only, [tensorflow_only, older, alone]) is alone
-    found = comparison.compare(tensorflow_only, alone)
+    partners = comparison.partner_runs(tensorflow_only, [tensorflow_only, older, alone])
+    assert partners and all(run is alone for run in partners.values())
+    found = comparison.compare(tensorflow_only, partners)
     assert found.partner == alone.label
     assert f"come from {alone.label} on the same machine" in found.verdicts[-1]
     elsewhere = dataclasses.replace(alone, machine="another")
-    assert comparison.partner_run(tensorflow_only, [tensorflow_only, elsewhere]) is None
+    assert comparison.partner_runs(tensorflow_only, [tensorflow_only, elsewhere]) == {}
+
+
+def test_each_comparator_comes_from_the_run_that_measured_it():
+    # A TensorFlow stack's environment has numpy; PyTorch and JAX are in the comparators'
+    # own stack: numpy from the run itself, the others from that stack.
+    tensorflow = run_of(series(MULTIPLY, "cpu", "eager", 15e-6, 1e-10)
+                        + series(NUMPY_MULTIPLY, "cpu", "eager", 1e-6, 1e-10))
+    frameworks = dataclasses.replace(
+        run_of(series(TORCH_MULTIPLY, "cpu", "eager", 3e-6, 1e-10)
+               + series(JAX_MULTIPLY, "cpu", "eager", 9e-6, 1e-10)),
+        label="torch-jax", date=tensorflow.date + 1)
+    partners = comparison.partner_runs(tensorflow, [tensorflow, frameworks])
+    assert partners == {"numpy": tensorflow, "PyTorch": frameworks, "JAX": frameworks}
+    found = comparison.compare(tensorflow, partners)
+    assert found.partner == "torch-jax"
+    assert "The PyTorch and JAX numbers come from torch-jax on the same machine." in found.verdicts
+    assert all(row.get("PyTorch") and row.get("JAX") and row.get("numpy") for row in found.times)
 
 
 def test_tensorflow_only_results_get_no_comparison(stack_repo, results_copy):
@@ -205,7 +229,7 @@ def test_a_tensorflow_fixed_cost_far_above_the_cheapest_is_tensorflows_own():
     run = run_of(series(MULTIPLY, "cpu", "eager", 15e-6, 1e-10)
                  + series(TORCH_MULTIPLY, "cpu", "eager", 3e-6, 1e-10)
                  + series(NUMPY_MULTIPLY, "cpu", "eager", 1e-6, 1e-10))
-    text = comparison.compare(run, run).verdicts[0]
+    text = comparison.compare(run, comparison.partner_runs(run, [run])).verdicts[0]
     assert text.startswith("Is it TensorFlow or this CPU? TensorFlow's eager dispatch costs "
                            "15 us per op, 5x PyTorch's, 15x numpy's.")
     assert "costs numpy 15x less on the same device: most of TensorFlow's fixed cost is " \
@@ -215,7 +239,7 @@ def test_a_tensorflow_fixed_cost_far_above_the_cheapest_is_tensorflows_own():
 def test_a_tensorflow_fixed_cost_close_to_the_cheapest_is_the_devices():
     run = run_of(series(MULTIPLY, "cpu", "eager", 1.2e-6, 1e-10)
                  + series(NUMPY_MULTIPLY, "cpu", "eager", 1e-6, 1e-10))
-    text = comparison.compare(run, run).verdicts[0]
+    text = comparison.compare(run, comparison.partner_runs(run, [run])).verdicts[0]
     assert "numpy pays nearly as much (1.2x less): the cost is the device's and Python's" in text
 
 
@@ -224,28 +248,29 @@ def test_each_frameworks_gpu_crossover_is_named_and_a_missing_tensorflow_gpu_sai
     run = run_of(series(TORCH_MULTIPLY, "cpu", "eager", 3e-6, 1e-10)
                  + series(TORCH_MULTIPLY, "cuda", "eager", 10e-6, 1e-11)
                  + series(MULTIPLY, "cpu", "eager", 15e-6, 1e-10))
-    (row,) = comparison.compare(run, run).crossovers
+    (row,) = comparison.compare(run, comparison.partner_runs(run, [run])).crossovers
     ratios = [(3e-6 + 1e-10 * b) / (10e-6 + 1e-11 * b)
               for b in (grid.bytes_moved(s, "float32") for s in grid.SIZES)]
     first_faster = grid.SIZES[next(i for i, r in enumerate(ratios) if r >= 1)]
     assert (row["framework"], row["case"], row["crossover"].status) == (
         "PyTorch", "cuda eager", "at")
     assert grid.SIZES[grid.SIZES.index(first_faster) - 1] < row["crossover"].size <= first_faster
-    text = comparison.crossover_verdict(comparison.compare(run, run).crossovers)
+    found = comparison.compare(run, comparison.partner_runs(run, [run]))
+    text = comparison.crossover_verdict(found.crossovers)
     assert f"{row['crossover'].describe()} in PyTorch (cuda)" in text
     assert "not measured in TensorFlow" in text
 
 
 def test_no_comparator_results_means_no_comparison():
     run = run_of(series(MULTIPLY, "cpu", "eager", 15e-6, 1e-10))
-    assert comparison.partner_run(run, [run]) is None
-    assert comparison.compare(run, None) is None
+    assert comparison.partner_runs(run, [run]) == {}
+    assert comparison.compare(run, {}) is None
 
 
 def test_skipped_cases_are_left_out_not_counted_as_zero():
     run = run_of(series(MULTIPLY, "cpu", "eager", 15e-6, 1e-10)
                  + series(NUMPY_MULTIPLY, "cpu", "eager", 1e-6, 1e-10)
                  + [measurement(TORCH_MULTIPLY, "cpu", 2, "eager", math.nan)])
-    rows = comparison.compare(run, run).times
+    rows = comparison.compare(run, comparison.partner_runs(run, [run])).times
     assert all("PyTorch" not in r for r in rows)
     assert {r["fastest"] for r in rows} == {"numpy cpu eager"}

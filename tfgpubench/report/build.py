@@ -315,7 +315,7 @@ def build_stack_report(run, machine_info=None):
 def with_comparison(report, run, runs):
     """Add the comparison with PyTorch, JAX and numpy (from `run` or the newest comparator
     run of its machine among `runs`) to a StackReport: its tables, verdicts, headline."""
-    report.comparison = comparison.compare(run, comparison.partner_run(run, runs))
+    report.comparison = comparison.compare(run, comparison.partner_runs(run, runs))
     if report.comparison is not None:
         report.verdicts += report.comparison.verdicts
         report.headline.update(report.comparison.headline)

@@ -5,9 +5,10 @@ Frameworks name devices and modes their own way (TensorFlow's and JAX's "gpu" is
 PyTorch's "cuda" or "mps"; JAX's "jit" is TensorFlow's "function"): rows compare by
 kind (grid.DEVICE_KIND, grid.MODE_KIND), and each row says which case was fastest.
 
-The comparators' results are in the same run as TensorFlow's where one environment had
-them all; otherwise they come from the newest comparator run on the same machine (the
-comparators' own stack), named as the partner.
+Each comparator's results come from the same run as TensorFlow's where its environment
+had that framework (numpy is in every TensorFlow environment); otherwise from the newest
+run on the same machine that measured it (the comparators' own stack), named as the
+partner.
 """
 
 from dataclasses import dataclass, field
@@ -38,21 +39,32 @@ class Comparison:
     headline: dict = field(default_factory=dict)
 
 
+def measured(run, framework):
+    return any(m.measured for m in run.benchmark(FRAMEWORK_MULTIPLY[framework]))
+
+
 def has_comparators(run):
-    return any(m.measured for name in COMPARATORS for m in run.benchmark(FRAMEWORK_MULTIPLY[name]))
+    return any(measured(run, name) for name in COMPARATORS)
 
 
 def has_tensorflow(run):
     return any(m.measured for m in run.benchmark(FRAMEWORK_MULTIPLY[TENSORFLOW]))
 
 
-def partner_run(run, runs):
-    """The run whose comparator results go with `run`: itself if it has them, else the
-    newest run of the same machine that has them; None if there is none."""
-    if has_comparators(run):
-        return run
-    candidates = [r for r in runs if r.machine == run.machine and has_comparators(r)]
-    return max(candidates, key=lambda r: r.date) if candidates else None
+def partner_runs(run, runs):
+    """{comparator: the run its numbers come from}, for every comparator measured on
+    `run`'s machine: `run` itself where it measured that framework (numpy is in every
+    TensorFlow environment), else the newest run of the same machine that did (the
+    comparators' own stack). Empty when there is none."""
+    found = {}
+    for name in COMPARATORS:
+        if measured(run, name):
+            found[name] = run
+            continue
+        candidates = [r for r in runs if r.machine == run.machine and measured(r, name)]
+        if candidates:
+            found[name] = max(candidates, key=lambda r: r.date)
+    return found
 
 
 def measured_cases(run, framework):
@@ -209,19 +221,25 @@ def crossover_verdict(crossovers):
     return f"The GPU's crossover ({VERDICT_DTYPE} {VERDICT_MODE}): " + "; ".join(parts) + "."
 
 
-def compare(run, partner):
-    """The Comparison of `run` with the comparators in `partner` (a run; None: none)."""
-    if partner is None:
+def compare(run, partners):
+    """The Comparison of `run` with the comparators, each from its run in `partners`
+    ({comparator: run}, as partner_runs gives); None without any."""
+    if not partners:
         return None
     cases = {TENSORFLOW: measured_cases(run, TENSORFLOW)}
-    for name in COMPARATORS:
+    for name, partner in partners.items():
         cases[name] = measured_cases(partner, name)
     fits = fit_rows(cases)
     crossovers = crossover_rows(cases)
     verdicts = [fixed_cost_verdict(fits, device) for device in ("cpu", "gpu")]
     verdicts.append(crossover_verdict(crossovers))
-    if partner is not run:
-        verdicts.append(f"The comparators' numbers come from {partner.label} on the same machine.")
+    elsewhere = {}
+    for name, partner in partners.items():
+        if partner is not run:
+            elsewhere.setdefault(partner.label, []).append(name)
+    for label, names in elsewhere.items():
+        verdicts.append(f"The {' and '.join(names)} numbers come from {label} on the same "
+                        "machine.")
     headline = {}
     for device in ("cpu", "gpu"):
         rows = _eager_fits(fits, device)
@@ -230,7 +248,7 @@ def compare(run, partner):
             headline[f"{device}_eager_fixed_cost_vs_cheapest_comparator"] = (
                 rows[TENSORFLOW]["fit"].fixed / min(others))
     return Comparison(
-        partner="" if partner is run else partner.label,
+        partner=", ".join(elsewhere),
         times=time_rows(cases), fits=fits, crossovers=crossovers,
         verdicts=[v for v in verdicts if v], headline=headline,
     )

@@ -156,7 +156,7 @@ HEADLINES = {
                                "s"),
     "cpu_function_slowdown_vs_eager": ("per-op tf.function slowdown vs eager (CPU, 2x2)", "x"),
     "gpu_function_slowdown_vs_eager": ("per-op tf.function slowdown vs eager (GPU, 2x2)", "x"),
-    "cpu_bandwidth_share": ("CPU eager bandwidth share of numpy STREAM-scale", "share"),
+    "cpu_bandwidth_share": ("CPU eager bandwidth share of all-core STREAM scale", "share"),
     "gpu_bandwidth_share": ("GPU eager bandwidth share of its reference", "share"),
     "cpu_eager_fixed_cost_vs_cheapest_comparator": (
         "CPU eager fixed cost: TensorFlow / cheapest comparator", "x"),
