@@ -4,7 +4,8 @@ claims: a Mac user's first install is known to resolve before it is tried.
 Needs PyPI, and only PyPI: this machine's own pip configuration is left out.
 
 Each resolution is `pip install --dry-run --report` for another machine
-(--platform, --python-version, --implementation cp): macOS at the oldest version
+(--platform, --python-version, --implementation cp, and that machine's environment
+markers: tests/stacks/pip_for_target.py): macOS at the oldest version
 the stack supports (requirements.py: tensorflow-metal 0.5 on needs 12.1, and
 pip's macosx_12_0 tag stands for every 12.x; pip adds the older tags a 12.x Mac
 also takes); Linux with glibc 2.17 to 2.31 (Ubuntu 20.04's, Debian 11's), the
@@ -76,7 +77,8 @@ def claimed(stack, every_python):
     cases = []
     for arch, pythons in sorted(stack.wheels.items()):
         cases += [(arch, python, "cpu", list(stack.pins)) for python in ends(pythons, every_python)]
-        if stack.cuda:
+        # The CUDA pins install where nvidia-smi lists a GPU: never on a Mac.
+        if stack.cuda and not arch.startswith("macos"):
             cuda_pythons = (stack.cuda_wheels or stack.wheels)[arch]
             cases += [(arch, python, "cuda", list(stack.cuda))
                       for python in ends(cuda_pythons, every_python)]
@@ -92,11 +94,37 @@ def pypi_only_environment():
     return environment
 
 
+PIP_FOR_TARGET = Path(__file__).resolve().parent / "pip_for_target.py"
+MARKER_SYSTEMS = {"macos": ("darwin", "Darwin"), "linux": ("linux", "Linux")}
+
+
+def target_markers(platform_tag, python):
+    """The environment markers of the machine `platform_tag` and Python `python` name."""
+    system = "macos" if platform_tag.startswith("macosx") else "linux"
+    machine = platform_tag.split("_", 3)[-1] if system == "macos" else (
+        "aarch64" if platform_tag.endswith("aarch64") else "x86_64")
+    sys_platform, platform_system = MARKER_SYSTEMS[system]
+    return {"sys_platform": sys_platform, "platform_system": platform_system,
+            "platform_machine": machine, "os_name": "posix",
+            "python_version": python, "python_full_version": f"{python}.0",
+            "implementation_name": "cpython", "platform_python_implementation": "CPython"}
+
+
+def test_markers_are_the_targets():
+    mac = target_markers("macosx_14_0_arm64", "3.12")
+    assert (mac["sys_platform"], mac["platform_system"], mac["platform_machine"],
+            mac["python_version"]) == ("darwin", "Darwin", "arm64", "3.12")
+    assert target_markers("manylinux_2_31_aarch64", "3.11")["platform_machine"] == "aarch64"
+    assert target_markers("manylinux2014_x86_64", "3.11")["platform_system"] == "Linux"
+
+
 def resolve(platform_tags, python, pins):
-    """pip's report of what it would install, or the last line of its error."""
+    """pip's report of what it would install, or the last line of its error. Markers are
+    evaluated for the target machine (pip_for_target.py), as pip would evaluate them there."""
     with tempfile.TemporaryDirectory() as scratch:
         report = Path(scratch) / "report.json"
-        cmd = [sys.executable, "-m", "pip", "install", "--dry-run", "--quiet",
+        markers = json.dumps(target_markers(platform_tags[0], python))
+        cmd = [sys.executable, str(PIP_FOR_TARGET), markers, "install", "--dry-run", "--quiet",
                "--index-url", PYPI, "--target", str(Path(scratch) / "target"),
                "--report", str(report),
                "--only-binary=:all:", "--implementation", "cp", "--python-version", python,

@@ -205,13 +205,17 @@ def cuda_pin(version):
     return f"{CUDA_TENSORFLOW}=={version}"
 
 
-def _row(section, label, pinned, cuda_releases=(), cuda=()):
-    """A Found row over the releases it pins, or a note if no Python has every wheel."""
+def _row(section, label, pinned, cuda_releases=(), cuda=(), required=()):
+    """A Found row over the releases it pins, or a note if no Python has every wheel.
+
+    required: releases a pinned one installs with it, which have wheels only where
+    they say (their Pythons count, their dates and pins do not)."""
     every = (*pinned, *cuda_releases)
     system = SYSTEM[section]
     wheels = {}
     for arch in ARCHES:
-        common = set.intersection(*(release.pythons(system, arch) for release in every))
+        common = set.intersection(*(release.pythons(system, arch)
+                                    for release in (*every, *required)))
         if common:
             wheels[arch] = sorted(common, key=python_key)
     days = [release.first_upload for release in every]
@@ -244,8 +248,25 @@ def macos_found(releases_of):
                                         f"has no {package} release of it with macOS wheels"))
                 continue
             found.append(_row("macos", f"tf{tensorflow.version}-metal{metal.version}",
-                              (tensorflow, metal)))
+                              (tensorflow, metal),
+                              required=shim_target(releases_of, tensorflow)))
     return found
+
+
+def shim_target(releases_of, tensorflow):
+    """(The tensorflow-macos release `tensorflow` installs on an Apple-silicon Mac,) or ().
+
+    From 2.13 to 2.16 the arm64 macOS wheel of `tensorflow` is a shim that requires
+    tensorflow-macos of the same version, whose wheels cover fewer Pythons (2.13.1:
+    no 3.8); on other architectures `tensorflow` stands alone."""
+    if tensorflow.project != "tensorflow":
+        return ()
+    macos = releases_of.get("tensorflow-macos", {}).get(tensorflow.version)
+    if macos is None:
+        return ()
+    where = frozenset(w for w in tensorflow.wheels if w[:2] != ("darwin", "arm64")) | frozenset(
+        w for w in macos.wheels if w[:2] == ("darwin", "arm64"))
+    return (Release(macos.project, macos.version, macos.first_upload, where),)
 
 
 def linux_found(releases_of):
