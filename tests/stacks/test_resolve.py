@@ -15,8 +15,8 @@ table of tested CUDA and cuDNN versions.
 
 Each resolution costs pip ~10-15 s of CPU (it parses the index pages of ~40
 projects), so this resolves the oldest and newest Python each row claims for
-each architecture: 80 resolutions, 10 min 24 s on this project's 2-core VM with
-8 at a time (19 CPU-minutes), fewer minutes with more cores.
+each architecture: 88 resolutions, 12 min 6 s on this project's 2-core VM with
+8 at a time (21 CPU-minutes), fewer minutes with more cores.
 TFGPUBENCH_RESOLVE_ALL=1 resolves every Python a row claims (144).
 """
 
