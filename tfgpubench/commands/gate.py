@@ -14,7 +14,6 @@ Markdown is made for a CI job summary ($GITHUB_STEP_SUMMARY).
 """
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -23,12 +22,10 @@ from ..config import add_config_argument
 from ..names import TABLE_FILE
 from ..runner import (
     RunRefused,
-    Session,
     asv_command,
     check_results,
     choose_machine,
     launch_method_args,
-    read_conf,
     run_asv,
     split_bench_args,
     stack_asv_args,
@@ -37,7 +34,7 @@ from ..runner import (
 from ..stacks import ledger
 from ..stacks import repo as stacks_repo
 from ..stacks.table import TableError, load_table
-from .run import refuse
+from .run import open_session, refuse
 
 # asv's -b for "time benchmarks only": every time_ method (asv matches with re.search).
 TIME_BENCHMARKS = r"\.time_"
@@ -72,17 +69,14 @@ def gate_asv_args(stack, asv_args):
 
 
 def run(args):
-    config_path = Path(args.config).resolve()
-    if not config_path.is_file():
+    if not Path(args.config).is_file():
         return refuse(f"--config {args.config}: no asv configuration here")
     if not args.factor > 1:
         return refuse(f"--factor {args.factor}: must be more than 1")
-    os.chdir(config_path.parent)
     try:
-        conf = read_conf(config_path)
-    except Exception as exc:  # asv raises its own UserError for unreadable JSON
-        return refuse(f"--config {args.config}: {exc}")
-    session = Session(config_path, conf, [a for a in args.asv_args if a != "--"])
+        session = open_session(args)
+    except RunRefused as exc:
+        return refuse(str(exc))
     try:
         stacks = {stack.label: stack for stack in load_table(session.root / TABLE_FILE)}
         for option, label in (("--previous", args.previous), ("--new", args.new)):
@@ -98,7 +92,7 @@ def run(args):
         return refuse(exc)
 
     try:
-        hashes = stacks_repo.build(list(stacks.values()), session.root / conf["repo"],
+        hashes = stacks_repo.build(list(stacks.values()), session.root / session.conf["repo"],
                                    ledger.own_stacks(session.results_dir))
     except stacks_repo.RepoError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -108,18 +102,18 @@ def run(args):
     code = run_asv(asv_command(
         ["continuous", hashes[previous.label], hashes[new.label], "--machine", session.machine,
          "--factor", str(args.factor), *launch_method_args(asv_args), *asv_args],
-        config_path))
+        session.config_path))
     for message in ledger.repair(session.results_dir, session.snapshot_dir):
         print(message)
 
     # asv continuous saved both stacks' results and judged them from those files: read
     # the same files, for the benchmarks it selected, in the environments it used.
-    selected = alerts.selected_benchmarks(config_path, split_bench_args(asv_args)[0])
+    selected = alerts.selected_benchmarks(session.config_path, split_bench_args(asv_args)[0])
     alert, note = alerts.compare_stacks(
         session.results_dir, session.machine,
         {"label": previous.label, "commit": hashes[previous.label]},
         {"label": new.label, "commit": hashes[new.label]},
-        alerts.environment_names(config_path), selected, args.factor,
+        alerts.environment_names(session.config_path), selected, args.factor,
         source="asv continuous", asv_exit=code)
     found = [alert] if alert else []
     notes = [note] if note else []

@@ -72,18 +72,27 @@ def refuse(message):
     return 2
 
 
-def run(args):
+def open_session(args):
+    """The Session of --config and the arguments after `--`, from the config's folder.
+
+    Raises RunRefused when the configuration is missing or unreadable."""
     config_path = Path(args.config).resolve()
     if not config_path.is_file():
-        return refuse(f"--config {args.config}: no asv configuration here")
+        raise RunRefused(f"--config {args.config}: no asv configuration here")
     # asv resolves its directories and {conf_dir} against the working directory.
     os.chdir(config_path.parent)
     try:
         conf = read_conf(config_path)
     except Exception as exc:  # asv raises its own UserError for unreadable JSON
-        return refuse(f"--config {args.config}: {exc}")
-    session = Session(config_path, conf,
-                      [a for a in args.asv_args if a != "--"] if args.asv_args else [])
+        raise RunRefused(f"--config {args.config}: {exc}") from exc
+    return Session(config_path, conf, [a for a in args.asv_args or [] if a != "--"])
+
+
+def run(args):
+    try:
+        session = open_session(args)
+    except RunRefused as exc:
+        return refuse(str(exc))
 
     # Every input is checked before anything is installed or changed.
     try:
@@ -110,14 +119,14 @@ def run(args):
 
     os.environ["TFGPUBENCH_VARIANT"] = variant
     try:
-        hashes = stacks_repo.build(stacks, session.root / conf["repo"], own)
+        hashes = stacks_repo.build(stacks, session.root / session.conf["repo"], own)
     except stacks_repo.RepoError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     start(session)
     if args.existing:
         code = run_existing(session, args.existing, here, label, own_entry, hashes[label])
-        published = args.no_publish or publish(config_path, report=not args.no_report)
+        published = args.no_publish or publish(session.config_path, report=not args.no_report)
         return 0 if code == 0 and published else 1
 
     failures = []
@@ -130,7 +139,7 @@ def run(args):
             failures.append(stack.label)
     # Each newly measured stack against the one before it here, by asv's rule.
     write_run_alerts(session, stacks, Target.here(variant=variant), hashes)
-    published = args.no_publish or publish(config_path, report=not args.no_report)
+    published = args.no_publish or publish(session.config_path, report=not args.no_report)
     if failures:
         print(f"{len(failures)} of {total} stacks failed: {', '.join(failures)}", file=sys.stderr)
     return 0 if published and not failures else 1
