@@ -17,7 +17,7 @@ import sys
 
 from .common import free_gpu_memory, free_host_memory, memory_skip_reason
 from .grid import DEVICE_KIND, ops_per_block
-from .timing import calibrated_block, per_op_timer, quiet_gate
+from .timing import before_sample, calibrated_block, per_op_timer
 
 
 def not_installed(module, framework):
@@ -87,4 +87,4 @@ class ComparatorMultiply:
         # asv divides by calls, a call runs a block of ops: time per op.
         self.timer = per_op_timer(self.block.ops)
         # asv re-runs setup before every sample: each sample waits for a quiet moment.
-        quiet_gate.wait()
+        before_sample(self.block)

@@ -3,7 +3,7 @@
 from .checks import skip_reason, wait_op
 from .common import block_runner
 from .grid import DEVICES, DTYPES, MODES, SIZES, bytes_moved
-from .timing import per_op_seconds, per_op_timer, quiet_gate
+from .timing import before_sample, per_op_seconds, per_op_timer
 
 # Sizes large enough that a multiply is limited by memory, not by dispatch.
 LARGE_SIZES = [1000, 2048, 4096]
@@ -15,7 +15,7 @@ class Multiply:
     params = [DEVICES, SIZES, DTYPES, MODES]
     param_names = ["device", "size", "dtype", "mode"]
     # Bumped whenever the timed code changes (tests/suite/test_versions.py checks it).
-    version = "2"
+    version = "3"
     # asv runs round k of every case before round k+1, so 4 rounds sample each case at
     # 4 moments of the run: load that comes and goes on a shared machine hits every case
     # alike instead of deciding a verdict (selfcheck: noise). Needs launch_method
@@ -32,7 +32,7 @@ class Multiply:
         # asv divides by calls, a call runs a block of ops: time per op.
         self.timer = per_op_timer(self.block.ops)
         # asv re-runs setup before every sample: each sample waits for a quiet moment.
-        quiet_gate.wait()
+        before_sample(self.block)
 
     def time_multiply(self, device, size, dtype, mode):
         """Seconds per multiply: a block of ops, then one wait for the last, per sample."""
@@ -45,7 +45,7 @@ class Speedup:
     params = [SIZES, DTYPES, MODES]
     param_names = ["size", "dtype", "mode"]
     unit = "x"
-    version = "2"
+    version = "3"
 
     def setup(self, size, dtype, mode):
         reason = skip_reason("gpu", size, dtype, mode) or skip_reason("cpu", size, dtype, mode)
@@ -64,7 +64,7 @@ class Bandwidth:
     params = [DEVICES, LARGE_SIZES, MODES]
     param_names = ["device", "size", "mode"]
     unit = "GB/s"
-    version = "2"
+    version = "3"
 
     def setup(self, device, size, mode):
         reason = skip_reason(device, size, "float32", mode)

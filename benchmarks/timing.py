@@ -59,7 +59,7 @@ def per_op_seconds(block, min_time=0.2, min_blocks=5):
     samples = []
     spent = 0.0
     while len(samples) < min_blocks or spent < min_time:
-        quiet_gate.wait()
+        before_sample(block)
         start = time.perf_counter()
         block()
         elapsed = time.perf_counter() - start
@@ -151,8 +151,9 @@ class QuietGate:
             return False
 
     def wait(self):
+        """Seconds waited for a quiet moment (0.0 where the machine was quiet)."""
         if not self.look() or self._backing_off():
-            return
+            return 0.0
         start = self.clock()
         while True:
             self.sleep(QUIET_POLL_SECONDS)
@@ -163,7 +164,22 @@ class QuietGate:
                 with open(self.gave_up_file or _gave_up_file(), "w"):
                     pass
                 break
-        self.waited += self.clock() - start
+        waited = self.clock() - start
+        self.waited += waited
+        return waited
 
 
 quiet_gate = QuietGate()
+
+
+def before_sample(block, gate=quiet_gate):
+    """Wait for a quiet moment; where that meant idling, run `block` once more, untimed.
+
+    A sample taken right after the process slept runs cold: on this suite's 2-core
+    VM a 2x2 multiply took 3-5% longer after a 20 ms sleep and 4-10% after 200 ms
+    than back to back (paired, 60 of each, 2026-12-01), as the vCPU and
+    TensorFlow's threads wake up. The extra block makes the sample start as warm
+    as the blocks before it; it costs one block, and only when the gate waited.
+    """
+    if gate.wait():
+        block()

@@ -3,7 +3,7 @@
 from .checks import skip_reason, wait_op
 from .common import TF_DEVICE, input_tensor, load_tensorflow, wait_for
 from .grid import DEVICES, DTYPES
-from .timing import quiet_gate
+from .timing import before_sample
 
 # The wait reads one element, so its cost does not depend on the size.
 SIZE = 2
@@ -14,7 +14,7 @@ class Wait:
 
     params = [DEVICES, DTYPES]
     param_names = ["device", "dtype"]
-    version = "2"
+    version = "3"
     # As Multiply: samples from 4 moments of the run, 20-40 per case.
     rounds = 4
     repeat = (5, 10, 5.0)
@@ -29,7 +29,7 @@ class Wait:
         self.op = wait_op(device)
         self.time_wait(device, dtype)
         # asv re-runs setup before every sample: each sample waits for a quiet moment.
-        quiet_gate.wait()
+        before_sample(lambda: self.time_wait(device, dtype))
 
     def time_wait(self, device, dtype):
         """Seconds to read one element of a computed tensor back to the host."""

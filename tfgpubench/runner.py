@@ -133,7 +133,8 @@ def run_stack(session, stack, commit):
     conf, here = session.conf, session.here
     asv_args = stack_asv_args(stack, session.asv_args)
     wanted = ledger.selected_benchmarks(results_dir, split_bench_args(asv_args)[0])
-    previous = ledger.previous_measurement(results_dir, machine, commit, wanted, here)
+    versions = ledger.source_versions(conf["benchmark_dir"])
+    previous = ledger.previous_measurement(results_dir, machine, commit, wanted, here, versions)
     skip_measured = ["--skip-existing-successful"]
     if previous.finished:
         print(f"  already measured on {machine}; skipped")

@@ -20,7 +20,7 @@ def selfcheck(*args, timeout=600):
 def test_help_lists_the_parts_without_importing_tensorflow():
     done = selfcheck("--help", timeout=60)
     assert done.returncode == 0
-    for part in ("fidelity", "noise", "sensitivity", "cost", "--only", "--quick"):
+    for part in ("stability", "fidelity", "noise", "sensitivity", "cost", "--only", "--quick"):
         assert part in done.stdout
     # Parsing arguments must stay instant: TensorFlow is imported inside the parts only.
     probe = subprocess.run(
@@ -43,3 +43,8 @@ def test_quick_run_prints_each_fidelity_figure_with_its_target(tmp_path):
     cases = {(c["size"], c["dtype"], c["mode"]) for c in figures["fidelity"]["cases"]}
     assert len(cases) == 16 and (1000, "float32", "graph_loop") in cases
     assert figures["fidelity"]["launch_method"] in ("forkserver", "spawn")
+    # Each case has the fast ratio beside the median one (asv recorded its samples).
+    assert all(c["fast_ratio"] > 0 for c in figures["fidelity"]["cases"])
+    # The machine's own steadiness comes first, with the figures a FAIL is read against.
+    assert "stability: this machine's own speed" in done.stdout
+    assert figures["stability"]["loops"] > 100 and figures["stability"]["fast"] > 0

@@ -5,16 +5,38 @@ import pytest
 from tfgpubench.selfcheck import fidelity
 from tfgpubench.selfcheck.reference import ReferenceWorker, measure
 
+EAGER = "multiply.Multiply.time_multiply('cpu', 2, 'int32', 'eager')"
+
+
+def reference(median, fast):
+    return {"median": median, "fast": fast}
+
 
 def test_each_case_is_compared_with_the_mean_of_the_two_reference_passes():
-    suite = {"multiply.Multiply.time_multiply('cpu', 2, 'int32', 'eager')": 10.4e-6,
-             "multiply.Multiply.time_multiply('cpu', 2, 'int32', 'xla')": float("nan")}
-    before = {(2, "int32", "eager"): 10e-6, (2, "int32", "xla"): 1e-4}
-    after = {(2, "int32", "eager"): 10.4e-6, (2, "int32", "xla"): 1e-4}
+    # Samples as a shared VM records them: mostly fast, a round at the slow level.
+    samples = [10.0e-6] * 9 + [10.2e-6] * 6 + [15e-6] * 5
+    suite = {EAGER: {"value": 10.4e-6, "samples": samples},
+             "multiply.Multiply.time_multiply('cpu', 2, 'int32', 'xla')":
+                 {"value": float("nan"), "samples": None}}
+    xla = {(2, "int32", "xla"): reference(1e-4, 1e-4)}
+    before = {(2, "int32", "eager"): reference(10e-6, 9.8e-6), **xla}
+    after = {(2, "int32", "eager"): reference(10.4e-6, 10.2e-6), **xla}
     (row,) = fidelity.compare(suite, before, after)  # a skipped (NaN) case is left out
     assert row["bare"] == pytest.approx(10.2e-6) and row["ratio"] == pytest.approx(10.4 / 10.2)
     assert row["drift"] == pytest.approx(1.04) and row["ok"]
-    assert not fidelity.compare({**suite, next(iter(suite)): 11e-6}, before, after)[0]["ok"]
+    # The fast ratio: the samples' 10th percentile over the reference's fast time.
+    assert row["suite_fast"] == pytest.approx(10e-6) and row["bare_fast"] == pytest.approx(10e-6)
+    assert row["fast_ratio"] == pytest.approx(1.0) and row["fast_ok"]
+    slower = {**suite, EAGER: {"value": 11e-6, "samples": [s * 1.1 for s in samples]}}
+    (row,) = fidelity.compare(slower, before, after)
+    assert not row["ok"] and not row["fast_ok"]
+
+
+def test_without_recorded_samples_there_is_no_fast_ratio():
+    suite = {EAGER: {"value": 10e-6, "samples": None}}
+    case = {(2, "int32", "eager"): reference(10e-6, 9e-6)}
+    (row,) = fidelity.compare(suite, case, case)
+    assert row["ok"] and row["fast_ratio"] is None and not row["fast_ok"]
 
 
 def test_the_grid_of_cases_is_every_size_dtype_and_mode():
@@ -26,8 +48,8 @@ def test_the_reference_times_each_mode_with_plain_tensorflow():
     with ReferenceWorker() as worker:
         assert worker.ready["ready"]
         for mode in ("eager", "function", "xla", "graph_loop"):
-            seconds = worker.ask(2, "float32", mode)
-            assert seconds is not None and 1e-8 < seconds < 1e-2, mode
+            answer = worker.ask(2, "float32", mode)
+            assert answer is not None and 1e-8 < answer["fast"] <= answer["median"] < 1e-2, mode
         assert worker.ask(2, "float32", "no-such-mode") is None
 
 
@@ -36,3 +58,4 @@ def test_two_environments_are_asked_in_turn():
     envs = {"default": {}, "slowed": {"TF_NUM_INTRAOP_THREADS": "1"}}
     out = measure([(2, "int32", "eager")], envs, passes=2)
     assert set(out[(2, "int32", "eager")]) == {"default", "slowed"}
+    assert set(out[(2, "int32", "eager")]["slowed"]) == {"median", "fast"}

@@ -3,6 +3,7 @@ it; the ledger says which versions each stack measured, one whole line per stack
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -149,6 +150,34 @@ def test_a_benchmark_not_measured_is_not_skipped(committed):
     wanted["wait.Wait.time_something_new"] = {"params": []}
     previous = ledger.previous_measurement(committed, "vm", COMMIT, wanted, MACHINE_JSON)
     assert not previous.complete and previous.recorded and previous.why is None
+
+
+def test_a_benchmark_whose_version_changed_since_is_measured_again(committed):
+    wanted = wait_benchmark(committed)
+    recorded_version = wanted["wait.Wait.time_wait"]["version"]
+    same = {"wait.Wait": str(recorded_version)}
+    assert ledger.previous_measurement(committed, "vm", COMMIT, wanted, MACHINE_JSON,
+                                       same).finished
+    # The suite's source now says another version: benchmarks.json is from before it.
+    bumped = {"wait.Wait": str(recorded_version) + "1"}
+    previous = ledger.previous_measurement(committed, "vm", COMMIT, wanted, MACHINE_JSON, bumped)
+    assert not previous.complete and previous.recorded and not previous.stale
+    assert "wait.Wait changed version" in previous.why
+
+
+def test_the_suite_versions_are_read_from_the_source_without_importing_it(tmp_path):
+    (tmp_path / "mod.py").write_text(
+        "import not_installed_anywhere\n"
+        "class Timed:\n    version = '3'\n    def time_x(self):\n        pass\n"
+        "class Unversioned:\n    def time_y(self):\n        pass\n")
+    (tmp_path / "broken.py").write_text("class (:\n")
+    versions = ledger.source_versions(tmp_path)
+    assert versions == {"mod.Timed": "3"}
+    wanted = {"mod.Timed.time_x": {"version": "2"}, "mod.Unversioned.time_y": {"version": "ab"}}
+    assert ledger.outdated(wanted, versions) == ["mod.Timed.time_x"]
+    # The real suite: every benchmark class sets its version (asv would hash the code).
+    suite = ledger.source_versions(Path(__file__).resolve().parents[2] / "benchmarks")
+    assert {"multiply.Multiply", "wait.Wait", "numpy_multiply.NumpyMultiply"} <= set(suite)
 
 
 # --- the ledger: one whole line per stack ----------------------------------------------------

@@ -129,3 +129,13 @@ def test_this_machine_reports_its_run_queue():
     # Linux: a number; elsewhere None, and nothing waits.
     seen = timing.other_runnable()
     assert seen is None or seen >= 0
+
+
+def test_a_sample_after_a_wait_starts_warm(tmp_path):
+    # The gate waited: the block runs once, untimed, before asv's sample.
+    ran = []
+    timing.before_sample(lambda: ran.append(1), gate([1] * 6 + [0] * 3, tmp_path, FakeClock()))
+    assert ran == [1]
+    # A quiet machine: nothing waited, nothing extra run.
+    timing.before_sample(lambda: ran.append(2), gate([0, 0, 0], tmp_path, FakeClock()))
+    assert ran == [1]

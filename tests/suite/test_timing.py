@@ -105,3 +105,64 @@ def test_numpy_reference_reports_a_bandwidth():
     bench = reference.NumpyScale()
     bench.setup(2048)
     assert bench.track_numpy_scale_bandwidth(2048) > 0
+
+
+# --- the shallow stack ----------------------------------------------------------------
+
+
+def depth():
+    frame, frames = __import__("sys")._getframe(1), 0
+    while frame is not None:
+        frames, frame = frames + 1, frame.f_back
+    return frames
+
+
+def called_deep(frames, fn):
+    return fn() if frames == 0 else called_deep(frames - 1, fn)
+
+
+def test_blocks_see_a_shallow_stack_however_deep_asv_calls_them():
+    # TensorFlow records up to 30 calling frames with every eager op: what the op
+    # sees must not depend on the harness above it.
+    stack = common.ShallowStack()
+    assert called_deep(40, depth) > 40
+    seen = [called_deep(n, lambda: stack.run(depth)) for n in (0, 10, 40)]
+    assert seen[0] == seen[1] == seen[2] <= 6
+
+
+def test_a_block_runs_its_ops_on_the_shallow_stack(monkeypatch):
+    block = common.block_runner("cpu", 2, "float32", "eager")
+    seen = []
+    real = common._multiply_block
+
+    def recording(x, ops):
+        seen.append(depth())
+        return real(x, ops)
+
+    monkeypatch.setattr(common, "_multiply_block", recording)
+    block()
+    called_deep(40, block)
+    assert len(seen) == 2 and seen[0] == seen[1] <= 8
+
+
+def test_an_error_in_a_block_reaches_the_caller():
+    stack = common.ShallowStack()
+    with pytest.raises(ZeroDivisionError):
+        stack.run(lambda: 1 / 0)
+    assert stack.run(lambda: "still serving") == "still serving"
+
+
+def test_a_forked_process_starts_its_own_thread():
+    import os
+
+    stack = common.ShallowStack()
+    stack.run(lambda: None)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # asv's forkserver: the parent's thread did not come along
+        try:
+            os.write(write, str(stack.run(os.getpid)).encode())
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    assert int(os.read(read, 64)) == pid

@@ -1,5 +1,7 @@
 """Measure the measurement: fidelity, noise, sensitivity and cost of the suite, side by side.
 
+stability    the machine's own speed: a 2x2 eager multiply in 10 ms loops for 20 s, no suite
+             code; whether its spread leaves room for the targets below
 fidelity     every cpu case (each size, dtype and mode) under the real `asv run` with the
              launch method `run` uses, against the same call in a bare loop timed by a
              process that shares no code with the suite (target 1.00 +- 0.05)
@@ -24,11 +26,11 @@ from pathlib import Path
 from .. import format as fmt
 from ..config import add_config_argument, load_config
 from ..runner import launch_method_args
-from ..selfcheck import asvruns, cost, fidelity, noise, sensitivity, stats
+from ..selfcheck import asvruns, cost, fidelity, noise, sensitivity, stability, stats
 from ..selfcheck.console import progress
 from ..selfcheck.load import BurstyLoad
 
-PARTS = ["fidelity", "noise", "sensitivity", "cost"]
+PARTS = ["stability", "fidelity", "noise", "sensitivity", "cost"]
 
 
 def add_arguments(parser):
@@ -43,7 +45,7 @@ def add_arguments(parser):
     parser.add_argument(
         "--quick",
         action="store_true",
-        help="fidelity only, on 2 sizes: ~2 min",
+        help="stability, and fidelity on 2 sizes: ~2 min",
     )
     parser.add_argument(
         "--launch-method",
@@ -76,7 +78,7 @@ def add_arguments(parser):
 
 
 def run(args):
-    parts = args.only or (["fidelity"] if args.quick else PARTS)
+    parts = args.only or (["stability", "fidelity"] if args.quick else PARTS)
     load_config(args.config)  # says where it looked when there is none
     figures = {"date": time.strftime("%Y-%m-%d %H:%M %Z"), "command": " ".join(sys.argv)}
     ok = True
@@ -84,9 +86,12 @@ def run(args):
     print(f"tfgpubench selfcheck, {figures['date']}: {', '.join(parts)}")
     _machine(figures)
 
-    with tempfile.TemporaryDirectory(prefix="tfgpubench-selfcheck-") as tmp:
-        root = Path(args.keep) if args.keep else Path(tmp)
-        ok &= _parts(args, root, parts, figures)
+    if "stability" in parts:
+        ok &= stability.run_part(args, figures)
+    if set(parts) - {"stability"}:
+        with tempfile.TemporaryDirectory(prefix="tfgpubench-selfcheck-") as tmp:
+            root = Path(args.keep) if args.keep else Path(tmp)
+            ok &= _parts(args, root, parts, figures)
 
     figures["selfcheck_seconds"] = time.perf_counter() - start
     print(f"\nselfcheck took {figures['selfcheck_seconds']:.0f} s; overall: {fmt.verdict(ok)}")

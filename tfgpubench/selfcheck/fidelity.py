@@ -6,6 +6,15 @@ compared with the reference: the same TensorFlow call in a bare loop, timed
 by a process that shares no code with the suite (reference_worker.py),
 measured just before and just after the asv run (drift between the two is
 averaged out, and shown). Target: every ratio within 1.00 +- 0.05.
+
+Two ratios per case. The median ratio is the target's: asv's recorded value
+(the median of its samples) over the reference's median. The fast ratio
+compares the 10th percentiles of the two (asv's recorded samples, the
+reference's loops): the op while the machine ran at full speed. Where the
+machine's speed changes under the run (a shared VM whose neighbours come and
+go: this one slows by ~1.5x for seconds at a time, invisible to /proc), the
+median ratio measures that, while the fast ratio still shows whether the
+suite's timing adds anything to the op: the part the suite can remove.
 """
 
 import math
@@ -25,20 +34,27 @@ def cases(sizes):
 
 
 def compare(suite, before, after):
-    """One row per case: the suite's value against the mean of the two reference passes.
+    """One row per case: the suite against the mean of the two reference passes.
 
-    suite: {case id: asv's value}; before, after: {(size, dtype, mode): s/op}.
+    suite: {case id: {"value": asv's value, "samples": its samples or None}};
+    before, after: {(size, dtype, mode): {"median": s/op, "fast": s/op}}.
     """
     rows = []
     for case in sorted(set(before) & set(after)):
-        value = suite.get(case_id(MULTIPLY, map(repr, ("cpu", *case))))
+        got = suite.get(case_id(MULTIPLY, map(repr, ("cpu", *case)))) or {}
+        value = got.get("value")
         if value is None or not math.isfinite(value):
             continue
-        bare = (before[case] + after[case]) / 2
+        bare = (before[case]["median"] + after[case]["median"]) / 2
+        bare_fast = (before[case]["fast"] + after[case]["fast"]) / 2
+        suite_fast = stats.fast(got.get("samples"))
+        fast_ratio = suite_fast / bare_fast if suite_fast is not None else None
         rows.append({
             "size": case[0], "dtype": case[1], "mode": case[2], "suite": value, "bare": bare,
-            "ratio": value / bare, "drift": after[case] / before[case],
+            "ratio": value / bare, "drift": after[case]["median"] / before[case]["median"],
             "ok": stats.within(value / bare),
+            "suite_fast": suite_fast, "bare_fast": bare_fast, "fast_ratio": fast_ratio,
+            "fast_ok": fast_ratio is not None and stats.within(fast_ratio),
         })
     return rows
 
@@ -55,19 +71,22 @@ def run_part(args, scratch, commit, figures):
     scratch.run(commit, bench=stats.case_regex(MULTIPLY, "cpu", sizes), progress=progress)
     progress("  reference pass 2...")
     after = {c: v["default"] for c, v in measure(wanted, {"default": {}}, 1, progress).items()}
-    suite = {name: c["value"]
-             for name, c in stats.unroll_results(scratch.result_file(commit)).items()}
-    rows = compare(suite, before, after)
-    print(f"  {'case':<30} {'suite/op':>10} {'bare/op':>10} {'ratio':>6}  target 1.00 +- "
-          f"{stats.FIDELITY_TOLERANCE:.2f}   (bare drift between its two passes)")
+    rows = compare(stats.unroll_results(scratch.result_file(commit)), before, after)
+    tolerance = f"target 1.00 +- {stats.FIDELITY_TOLERANCE:.2f}"
+    print(f"  {'case':<30} {'suite/op':>10} {'bare/op':>10} {'ratio':>6}  {tolerance}"
+          f"   {'fast ratio':>10}  (bare drift between its two passes)")
     for r in rows:
         label = f"{r['size']}x{r['size']} {r['dtype']} {r['mode']}"
+        fast = (f"{r['fast_ratio']:10.3f} {fmt.verdict(r['fast_ok'])}"
+                if r["fast_ratio"] is not None else f"{'-':>10}     ")
         print(f"  {label:<30} {fmt.seconds(r['suite']):>10} {fmt.seconds(r['bare']):>10} "
-              f"{r['ratio']:6.3f}  {fmt.verdict(r['ok'])}   ({r['drift']:.2f})")
-    within = sum(r["ok"] for r in rows)
-    ratios = [r["ratio"] for r in rows]
-    if rows:
-        print(f"  {within}/{len(rows)} within target; ratios {min(ratios):.3f}-{max(ratios):.3f}"
-              f", median {stats.median(ratios):.3f}")
+              f"{r['ratio']:6.3f}  {fmt.verdict(r['ok']):<25}   {fast}  ({r['drift']:.2f})")
+    for key, what in (("ratio", "median ratio (the recorded value)"),
+                      ("fast_ratio", "fast ratio (10th percentiles: what the suite adds)")):
+        ratios = [r[key] for r in rows if r[key] is not None]
+        if ratios:
+            within = sum(stats.within(x) for x in ratios)
+            print(f"  {what}: {within}/{len(rows)} within target; "
+                  f"{min(ratios):.3f}-{max(ratios):.3f}, median {stats.median(ratios):.3f}")
     figures["fidelity"] = {"launch_method": scratch.launch_method, "cases": rows}
-    return bool(rows) and within == len(rows) and len(rows) == len(wanted)
+    return bool(rows) and all(r["ok"] for r in rows) and len(rows) == len(wanted)

@@ -15,10 +15,12 @@ from pathlib import Path
 from . import stats
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+STATISTICS = ("median", "fast")
 
 
 class ReferenceWorker:
-    """One reference_worker process with `extra_env`; ask(size, dtype, mode) -> s/op or None."""
+    """One reference_worker process with `extra_env`; ask(size, dtype, mode) ->
+    {"median": s/op, "fast": s/op} (see reference_worker), or None where it failed."""
 
     def __init__(self, extra_env=None):
         self.process = subprocess.Popen(
@@ -37,7 +39,17 @@ class ReferenceWorker:
     def ask(self, size, dtype, mode):
         self.process.stdin.write(f"{size} {dtype} {mode}\n")
         self.process.stdin.flush()
-        return self._read().get("median")
+        answer = self._read()
+        return None if "error" in answer else {k: answer[k] for k in STATISTICS}
+
+    def loops(self, size, dtype, mode, seconds):
+        """Per-op seconds of every ~10 ms loop of the case, back to back for `seconds`."""
+        self.process.stdin.write(f"{size} {dtype} {mode} {seconds}\n")
+        self.process.stdin.flush()
+        answer = self._read()
+        if "error" in answer:
+            raise RuntimeError(f"the reference worker could not time the case: {answer['error']}")
+        return answer["loops"]
 
     def close(self):
         self.process.stdin.close()
@@ -52,7 +64,8 @@ class ReferenceWorker:
 
 
 def measure(cases, envs, passes=2, progress=None):
-    """{case: {env name: median s/op over the passes}} for (size, dtype, mode) cases.
+    """{case: {env name: {statistic: its median over the passes}}} for (size, dtype,
+    mode) cases; statistics: the loops' median per-op time, and their fast time.
 
     envs: {name: extra environment}; a case any worker could not time is left out.
     """
@@ -68,7 +81,9 @@ def measure(cases, envs, passes=2, progress=None):
                     if value is not None:
                         got[name].append(value)
             if all(got.values()):
-                out[case] = {name: stats.median(values) for name, values in got.items()}
+                out[case] = {name: {key: stats.median([v[key] for v in values])
+                                    for key in STATISTICS}
+                             for name, values in got.items()}
             if progress and number % 16 == 0:
                 progress(f"    reference: {number}/{len(cases)} cases")
     finally:

@@ -42,8 +42,8 @@ def run_part(args, scratch, baseline, slowed, run_baseline, figures):
     wanted = [(size, dtype, mode) for size in sizes for dtype in grid.DTYPES
               for mode in grid.MODES]
     truth = measure(wanted, {"default": {}, "slowed": {variable: value}}, 2, progress)
-    ratios = {case_id(MULTIPLY, map(repr, ("cpu", *case))): t["slowed"] / t["default"]
-              for case, t in truth.items()}
+    ratios = {case_id(MULTIPLY, map(repr, ("cpu", *case))):
+              t["slowed"]["median"] / t["default"]["median"] for case, t in truth.items()}
     match = stats.match_flags(ratios, flags, args.factor)
     real = len(match["caught"]) + len(match["missed"]) + len(match["wrong_way"])
     asv_ratio = {r["name"]: r["ratio"] for r in rows}

@@ -31,6 +31,15 @@ def median(values):
     return percentile(values, 0.5)
 
 
+# The fast time of a set of samples: the op while the machine ran at full speed.
+FAST_QUANTILE = 0.1
+
+
+def fast(samples):
+    """The FAST_QUANTILE of `samples` (None if there are none)."""
+    return percentile(samples, FAST_QUANTILE) if samples else None
+
+
 def within(ratio, tolerance=FIDELITY_TOLERANCE):
     """Whether a ratio of two timings is 1.00 +- tolerance."""
     return abs(ratio - 1.0) <= tolerance
@@ -68,8 +77,9 @@ def case_regex(benchmark, device, sizes):
 
 
 def unroll_results(result_file):
-    """{case id: {value, q25, q75, repeat}} for every parameter combination in a
-    parsed asv result file (format version 2, columns named in result_columns)."""
+    """{case id: {value, q25, q75, repeat, samples}} for every parameter combination
+    in a parsed asv result file (format version 2, columns named in result_columns;
+    samples only where asv ran with --record-samples, else None)."""
     columns = result_file["result_columns"]
     cases = {}
     for benchmark, row in result_file["results"].items():
@@ -92,6 +102,7 @@ def unroll_results(result_file):
                 "q25": column("stats_q_25"),
                 "q75": column("stats_q_75"),
                 "repeat": column("stats_repeat"),
+                "samples": column("samples"),
             }
     return cases
 

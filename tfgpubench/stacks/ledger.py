@@ -15,6 +15,7 @@ that line is from a run killed in between; the stack is installed again (asv
 keeps its measurements) to write the line.
 """
 
+import ast
 import datetime
 import json
 import os
@@ -235,14 +236,49 @@ class Previous:
         return self.complete and self.recorded
 
 
-def previous_measurement(results_dir, machine, commit, wanted, here):
+def source_versions(benchmark_dir):
+    """{"module.Class": version} for every class of the suite that sets `version`, read
+    from the source's syntax trees (nothing imported: the suite imports TensorFlow)."""
+    versions = {}
+    for path in sorted(Path(benchmark_dir).glob("*.py")):
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, ValueError):
+            continue
+        for node in tree.body:
+            if not isinstance(node, ast.ClassDef):
+                continue
+            for item in node.body:
+                if (isinstance(item, ast.Assign) and isinstance(item.value, ast.Constant)
+                        and any(getattr(t, "id", None) == "version" for t in item.targets)):
+                    versions[f"{path.stem}.{node.name}"] = str(item.value.value)
+    return versions
+
+
+def outdated(wanted, versions):
+    """Names of `wanted` (benchmarks.json's entries) whose recorded version is not the
+    source's: results under the recorded one are not what the suite measures now."""
+    return sorted(name for name, benchmark in wanted.items()
+                  if versions.get(name.rsplit(".", 1)[0], str(benchmark.get("version")))
+                  != str(benchmark.get("version")))
+
+
+def previous_measurement(results_dir, machine, commit, wanted, here, versions=None):
     """What results/<machine>/ holds of `commit`, judged against this machine as it is
-    now (`here`: its asv machine entry). Results recorded on other hardware or another
-    OS do not count, and are listed as stale: a new measurement replaces them."""
+    now (`here`: its asv machine entry) and the suite as it is now (`versions`: see
+    source_versions). Results recorded on other hardware or another OS do not count,
+    and are listed as stale: a new measurement replaces them. Results of a benchmark
+    whose version changed since do not count either: asv measures it again."""
     from asv.results import Results
 
     previous = Previous(recorded=recorded(results_dir, machine, commit))
     if not wanted:
+        return previous
+    changed_versions = outdated(wanted, versions or {})
+    if changed_versions:
+        classes = sorted({name.rsplit(".", 1)[0] for name in changed_versions})
+        previous.why = (f"the suite's {', '.join(classes)} changed version since the last "
+                        "measurement here; measuring again")
         return previous
     for path in result_files(results_dir, machine, commit):
         try:

@@ -1,0 +1,39 @@
+"""Stability: the machine's own steadiness, from loops timed by the reference worker."""
+
+import pytest
+
+from tfgpubench.selfcheck import stability
+from tfgpubench.selfcheck.reference import ReferenceWorker
+
+
+def test_a_machine_of_its_own_is_steady():
+    loops = [10e-6 * (1 + 0.002 * (i % 10)) for i in range(500)]
+    got = stability.summarize(loops)
+    assert got["steady"] and got["slow_share"] == 0
+    assert got["median_over_fast"] == pytest.approx(1.0, abs=0.02)
+
+
+def test_a_vm_switching_between_two_speeds_is_not():
+    # As this suite's VM measured: 12.5 us at full speed, ~19 us for 35% of the loops.
+    loops = [12.5e-6] * 650 + [19e-6] * 350
+    got = stability.summarize(loops)
+    assert not got["steady"] and got["slow_share"] == pytest.approx(0.35)
+    assert got["fast"] == pytest.approx(12.5e-6) and got["p90_over_fast"] == pytest.approx(1.52)
+    # Its median is still at full speed: only the tail breaks the A/A target.
+    assert got["median_over_fast"] == pytest.approx(1.0)
+
+
+def test_a_slow_majority_moves_the_median():
+    loops = [10e-6] * 40 + [11e-6] * 60
+    got = stability.summarize(loops)
+    assert got["median_over_fast"] == pytest.approx(1.1) and not got["steady"]
+
+
+def test_the_worker_times_loops_back_to_back_for_the_time_asked():
+    pytest.importorskip("tensorflow")
+    with ReferenceWorker() as worker:
+        loops = worker.loops(2, "int32", "eager", 0.5)
+        # ~10 ms loops for 0.5 s (less the calibration, more on a slow machine).
+        assert 10 <= len(loops) <= 60 and all(1e-8 < t < 1e-3 for t in loops)
+        with pytest.raises(RuntimeError, match="could not time"):
+            worker.loops(2, "int32", "no-such-mode", 0.1)
