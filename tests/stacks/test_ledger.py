@@ -165,6 +165,21 @@ def test_a_benchmark_whose_version_changed_since_is_measured_again(committed):
     assert "wait.Wait changed version" in previous.why
 
 
+def test_the_fleet_takes_a_stack_as_measured_only_under_the_suites_versions(committed):
+    recorded_version = wait_benchmark(committed)["wait.Wait.time_wait"]["version"]
+    now = {"wait.Wait": str(recorded_version)}
+    assert ledger.measured_as_now(committed, "vm", COMMIT, ["Wait.time_wait"], now)
+    bumped = {"wait.Wait": str(recorded_version) + "1"}
+    assert not ledger.measured_as_now(committed, "vm", COMMIT, ["Wait.time_wait"], bumped)
+    # Another commit, nothing selected, a benchmark the result file lacks: not measured.
+    assert not ledger.measured_as_now(committed, "vm", "0" * 40, ["Wait.time_wait"], now)
+    assert not ledger.measured_as_now(committed, "vm", COMMIT, ["NoSuchBench"], now)
+    index = json.loads((committed / "benchmarks.json").read_text())
+    index["wait.Wait.time_new"] = dict(index["wait.Wait.time_wait"], name="wait.Wait.time_new")
+    (committed / "benchmarks.json").write_text(json.dumps(index))
+    assert not ledger.measured_as_now(committed, "vm", COMMIT, ["Wait.time_"], now)
+
+
 def test_the_suite_versions_are_read_from_the_source_without_importing_it(tmp_path):
     (tmp_path / "mod.py").write_text(
         "import not_installed_anywhere\n"

@@ -22,6 +22,7 @@ from pathlib import Path
 from .. import fleet
 from ..config import add_config_argument
 from ..names import REGRESSIONS_MARKDOWN_FILE, TABLE_FILE
+from ..runner import read_conf, split_bench_args, stack_asv_args
 from ..stacks import ledger
 from ..stacks import repo as stacks_repo
 from ..stacks.install_stack import detect_variant
@@ -100,7 +101,17 @@ def measure(args, root):
     hashes = stacks_repo.expected_hashes(stacks)
     recorded_before = {s.label for s in stacks
                        if ledger.recorded(results_dir, args.machine, hashes[s.label])}
-    todo = fleet.unmeasured(stacks, target, chosen, lambda s: s.label in recorded_before)
+    # A stack measured before a benchmark's version changed is measured again (its
+    # old results leave asv's graphs), but not gated: it is no upgrade.
+    versions = ledger.source_versions(root / read_conf(args.config).get("benchmark_dir",
+                                                                        "benchmarks"))
+
+    def current(stack):
+        patterns = split_bench_args(stack_asv_args(stack, asv_args))[0]
+        return (stack.label in recorded_before and ledger.measured_as_now(
+            results_dir, args.machine, hashes[stack.label], patterns, versions))
+
+    todo = fleet.unmeasured(stacks, target, chosen, current)
     if not todo:
         print(f"{args.machine}: every chosen stack that installs here is measured already")
         return fleet.FINE
@@ -112,7 +123,8 @@ def measure(args, root):
     if measured and regressions.is_file():
         fleet.append_github_file("GITHUB_STEP_SUMMARY", regressions.read_text())
     out = Path(args.out)
-    pairs = fleet.gate_pairs(stacks, target, measured, recorded_before)
+    new_here = [s for s in measured if s.label not in recorded_before]
+    pairs = fleet.gate_pairs(stacks, target, new_here, recorded_before)
     if not pairs:
         print(f"{args.machine}: nothing to gate (no new stack follows one measured here "
               "before)")

@@ -299,6 +299,27 @@ def previous_measurement(results_dir, machine, commit, wanted, here, versions=No
     return previous
 
 
+def measured_as_now(results_dir, machine, commit, patterns, versions):
+    """Whether results/<machine>/ holds every benchmark of the suite (those the -b
+    `patterns` select) for `commit` under the versions the suite's source has now.
+
+    benchmarks.json says what the last asv run found; where its versions are not the
+    source's (`versions`, see source_versions), no result is taken as current."""
+    from asv.results import Results
+
+    wanted = selected_benchmarks(results_dir, patterns)
+    if not wanted or outdated(wanted, versions):
+        return False
+    for path in result_files(results_dir, machine, commit):
+        try:
+            results = Results.load(str(path), machine)
+        except Exception:  # asv raises its own errors for old or foreign files
+            continue
+        if set(wanted) <= set(results.get_result_keys(wanted)):
+            return True
+    return False
+
+
 def recorded(results_dir, machine, commit):
     """Whether installed-versions.jsonl of `machine` has a line for `commit`."""
     path = Path(results_dir, machine, INSTALLED_VERSIONS_FILE)
