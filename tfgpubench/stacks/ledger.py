@@ -269,8 +269,6 @@ def previous_measurement(results_dir, machine, commit, wanted, here, versions=No
     source_versions). Results recorded on other hardware or another OS do not count,
     and are listed as stale: a new measurement replaces them. Results of a benchmark
     whose version changed since do not count either: asv measures it again."""
-    from asv.results import Results
-
     previous = Previous(recorded=recorded(results_dir, machine, commit))
     if not wanted:
         return previous
@@ -280,11 +278,7 @@ def previous_measurement(results_dir, machine, commit, wanted, here, versions=No
         previous.why = (f"the suite's {', '.join(classes)} changed version since the last "
                         "measurement here; measuring again")
         return previous
-    for path in result_files(results_dir, machine, commit):
-        try:
-            results = Results.load(str(path), machine)
-        except Exception:  # asv raises its own errors for old or foreign files
-            continue
+    for path, results in _loaded_results(results_dir, machine, commit):
         changed = differences(results.params, here)
         if changed:
             previous.stale.append(path)
@@ -305,19 +299,23 @@ def measured_as_now(results_dir, machine, commit, patterns, versions):
 
     benchmarks.json says what the last asv run found; where its versions are not the
     source's (`versions`, see source_versions), no result is taken as current."""
-    from asv.results import Results
-
     wanted = selected_benchmarks(results_dir, patterns)
     if not wanted or outdated(wanted, versions):
         return False
+    return any(set(wanted) <= set(results.get_result_keys(wanted))
+               for _, results in _loaded_results(results_dir, machine, commit))
+
+
+def _loaded_results(results_dir, machine, commit):
+    """(path, asv Results) of each of `commit`'s result files that asv can read."""
+    from asv.results import Results
+
     for path in result_files(results_dir, machine, commit):
         try:
             results = Results.load(str(path), machine)
         except Exception:  # asv raises its own errors for old or foreign files
             continue
-        if set(wanted) <= set(results.get_result_keys(wanted)):
-            return True
-    return False
+        yield path, results
 
 
 def recorded(results_dir, machine, commit):
