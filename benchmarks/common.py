@@ -119,7 +119,7 @@ def make_multiply_run(mode, x):
 # TensorFlow records the calling Python stack, up to 30 frames, with every eager op it
 # runs (tensorflow/python/eager/pywrap_tfe_src.cc: SetStackTrace(GetStackTrace(
 # kStackTraceInitialSize))), so an op costs more the deeper it is called: a 2x2 multiply
-# 20 or more frames deep took 10-12% longer than at a script's top level on this
+# 20 or more frames deep took 11-13% longer than at a script's top level on this
 # suite's 2-core VM (paired, 30 of each, 2026-12-01). asv calls a benchmark ~20 frames
 # deep, deeper under forkserver than spawn; a user's script calls it a few deep. Blocks
 # therefore run on a thread of their own, whose stack starts empty: the suite times the
