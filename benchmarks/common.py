@@ -1,22 +1,18 @@
 """TensorFlow's side of the suite: devices, inputs, the multiply in each mode, the wait.
 
+What runs here runs in the TensorFlow engine (engine.py), the one process per run
+that imports TensorFlow; asv's benchmark processes ask it for their blocks.
 TensorFlow is imported on first use (`load_tensorflow`), never at module level:
-asv imports every benchmark module to discover the suite, and under the spawn
-launch method (asv's default, kept on macOS) a benchmark process imports only
-its own module, so a case skipped for a reason known beforehand (no GPU, a
-failed GPU check) starts without paying TensorFlow's import of seconds. On
-Linux, forkserver_preload.py makes asv's forkserver import TensorFlow once,
-before it forks a process per case. Nothing here touches a device at import.
+asv imports every benchmark module to discover the suite. Nothing here touches a
+device at import.
 """
 
 import functools
 import importlib.util
 import os
-import queue
 import shutil
 import subprocess
 import sys
-import threading
 
 from .grid import FACTOR, ITEMSIZE, ops_per_block
 from .timing import calibrated_block
@@ -114,56 +110,6 @@ def make_multiply_run(mode, x):
     raise ValueError(f"unknown mode {mode!r}")
 
 
-# --- a shallow Python stack for the timed ops ----------------------------------------
-#
-# TensorFlow records the calling Python stack, up to 30 frames, with every eager op it
-# runs (tensorflow/python/eager/pywrap_tfe_src.cc: SetStackTrace(GetStackTrace(
-# kStackTraceInitialSize))), so an op costs more the deeper it is called: a 2x2 multiply
-# 20 or more frames deep took 11-13% longer than at a script's top level on this
-# suite's 2-core VM (paired, 30 of each, 2026-12-01). asv calls a benchmark ~20 frames
-# deep, deeper under forkserver than spawn; a user's script calls it a few deep. Blocks
-# therefore run on a thread of their own, whose stack starts empty: the suite times the
-# op as a script calls it, whatever the harness above it.
-
-
-class ShallowStack:
-    """run(fn) calls fn() on a worker thread whose Python stack is a few frames deep,
-    waits for it and returns its result (or raises its exception).
-
-    The thread is started on first use in each process (threads do not survive a
-    fork: asv's forkserver forks a process per case). Handing a call over costs a
-    thread wake-up each way, tens of microseconds: what a >= 10 ms block buries.
-    """
-
-    def __init__(self):
-        self._pid = None
-
-    def _start(self):
-        self._requests, self._answers = queue.SimpleQueue(), queue.SimpleQueue()
-        threading.Thread(target=self._serve, name="shallow-stack", daemon=True).start()
-        self._pid = os.getpid()
-
-    def _serve(self):
-        while True:
-            fn = self._requests.get()
-            try:
-                self._answers.put((True, fn()))
-            except BaseException as error:  # handed back to the caller, raised there
-                self._answers.put((False, error))
-
-    def run(self, fn):
-        if self._pid != os.getpid():
-            self._start()
-        self._requests.put(fn)
-        ok, value = self._answers.get()
-        if not ok:
-            raise value
-        return value
-
-
-shallow_stack = ShallowStack()
-
-
 # --- the wait: read one element back ------------------------------------------------
 
 # Ops that read the first element of a tensor, in order of preference. The
@@ -216,15 +162,11 @@ def block_runner(device, size, dtype, mode, wait_op="Slice"):
     def make_block(ops):
         run = make_run(ops)
 
-        def ops_then_wait():
+        def timed_block():
             # The wait's ops go on the same device: outside the scope TensorFlow
             # would place them on a GPU and copy a CPU result there first.
             with tf.device(scope):
                 wait_for(run(), wait_op)
-
-        def timed_block():
-            # On a shallow stack: TensorFlow's eager ops cost more called deep (above).
-            shallow_stack.run(ops_then_wait)
 
         timed_block.ops = ops
         timed_block.functions = functions

@@ -1,12 +1,27 @@
 """tf.multiply(x, 2): time per op, GPU/CPU speedup and effective bandwidth."""
 
-from .checks import skip_reason, wait_op
-from .common import block_runner
+from . import engine
 from .grid import DEVICES, DTYPES, MODES, SIZES, bytes_moved
-from .timing import before_sample, per_op_seconds, per_op_timer
 
 # Sizes large enough that a multiply is limited by memory, not by dispatch.
 LARGE_SIZES = [1000, 2048, 4096]
+
+
+def multiply_block(device, size, dtype, mode):
+    """Run in the TensorFlow engine (engine.py): the case's calibrated block of multiplies
+    ending with the wait, or NotImplementedError with the reason it cannot run here."""
+    from .checks import skip_reason, wait_op
+    from .common import block_runner
+
+    reason = skip_reason(device, size, dtype, mode)
+    if reason:
+        raise NotImplementedError(reason)
+    return block_runner(device, size, dtype, mode, wait_op(device))
+
+
+# The classes below hold no TensorFlow and import none: each case's block is built, kept
+# and timed in the engine, so the benchmark process asv starts for each case and round
+# costs an interpreter, not a TensorFlow import (spawn) or a copy of one (forkserver).
 
 
 class Multiply:
@@ -15,24 +30,22 @@ class Multiply:
     params = [DEVICES, SIZES, DTYPES, MODES]
     param_names = ["device", "size", "dtype", "mode"]
     # Bumped whenever the timed code changes (tests/suite/test_versions.py checks it).
-    version = "3"
+    version = "4"
     # asv runs round k of every case before round k+1, so 4 rounds sample each case at
     # 4 moments of the run: load that comes and goes on a shared machine hits every case
-    # alike instead of deciding a verdict (selfcheck: noise). Needs launch_method
-    # forkserver: a forked round costs ~0.1 s, a spawned one a ~3 s TensorFlow import.
+    # alike instead of deciding a verdict (selfcheck: noise). A round costs a fork
+    # (forkserver) or an interpreter start (spawn), ~0.2 s: TensorFlow stays in the engine.
     rounds = 4
     # setup makes asv time one block (>= 10 ms) per sample; 5-10 per round, 20-40 per case.
     repeat = (5, 10, 5.0)
 
     def setup(self, device, size, dtype, mode):
-        reason = skip_reason(device, size, dtype, mode)
-        if reason:
-            raise NotImplementedError(reason)
-        self.block = block_runner(device, size, dtype, mode, wait_op(device))
-        # asv divides by calls, a call runs a block of ops: time per op.
-        self.timer = per_op_timer(self.block.ops)
+        # Skipped with the reason (NotImplementedError) where a check rules the case out.
+        self.block = engine.block("multiply:multiply_block", device, size, dtype, mode)
+        # asv's clock: the engine's time of each block, divided by its ops.
+        self.timer = self.block.clock
         # asv re-runs setup before every sample: each sample waits for a quiet moment.
-        before_sample(self.block)
+        self.block.before_sample()
 
     def time_multiply(self, device, size, dtype, mode):
         """Seconds per multiply: a block of ops, then one wait for the last, per sample."""
@@ -45,17 +58,15 @@ class Speedup:
     params = [SIZES, DTYPES, MODES]
     param_names = ["size", "dtype", "mode"]
     unit = "x"
-    version = "3"
+    version = "4"
 
     def setup(self, size, dtype, mode):
-        reason = skip_reason("gpu", size, dtype, mode) or skip_reason("cpu", size, dtype, mode)
-        if reason:
-            raise NotImplementedError(reason)
-        self.blocks = {d: block_runner(d, size, dtype, mode, wait_op(d)) for d in DEVICES}
+        self.blocks = {d: engine.block("multiply:multiply_block", d, size, dtype, mode)
+                       for d in ("gpu", "cpu")}
 
     def track_gpu_speedup(self, size, dtype, mode):
         """CPU seconds per op over GPU seconds per op; above 1 the GPU is faster."""
-        return per_op_seconds(self.blocks["cpu"]) / per_op_seconds(self.blocks["gpu"])
+        return self.blocks["cpu"].per_op_seconds() / self.blocks["gpu"].per_op_seconds()
 
 
 class Bandwidth:
@@ -64,14 +75,11 @@ class Bandwidth:
     params = [DEVICES, LARGE_SIZES, MODES]
     param_names = ["device", "size", "mode"]
     unit = "GB/s"
-    version = "3"
+    version = "4"
 
     def setup(self, device, size, mode):
-        reason = skip_reason(device, size, "float32", mode)
-        if reason:
-            raise NotImplementedError(reason)
-        self.block = block_runner(device, size, "float32", mode, wait_op(device))
+        self.block = engine.block("multiply:multiply_block", device, size, "float32", mode)
 
     def track_effective_bandwidth(self, device, size, mode):
         """Bytes read and written per second by a float32 multiply, in GB/s."""
-        return bytes_moved(size, "float32") / per_op_seconds(self.block) / 1e9
+        return bytes_moved(size, "float32") / self.block.per_op_seconds() / 1e9

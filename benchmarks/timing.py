@@ -50,7 +50,7 @@ def calibrated_block(make_block, ops, attempts=10):
     return block
 
 
-def per_op_seconds(block, min_time=0.2, min_blocks=5):
+def per_op_seconds(block, min_time=0.2, min_blocks=5, gate=None):
     """Median per-op time of `block` timed back to back for at least `min_time`.
 
     Used by track_ benchmarks that compare two devices side by side in one
@@ -59,7 +59,7 @@ def per_op_seconds(block, min_time=0.2, min_blocks=5):
     samples = []
     spent = 0.0
     while len(samples) < min_blocks or spent < min_time:
-        before_sample(block)
+        before_sample(block, gate or quiet_gate)
         start = time.perf_counter()
         block()
         elapsed = time.perf_counter() - start

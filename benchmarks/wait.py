@@ -1,12 +1,32 @@
 """What the wait that ends every timed block costs on its own."""
 
-from .checks import skip_reason, wait_op
-from .common import TF_DEVICE, input_tensor, load_tensorflow, wait_for
+from . import engine
 from .grid import DEVICES, DTYPES
-from .timing import before_sample
 
 # The wait reads one element, so its cost does not depend on the size.
 SIZE = 2
+
+
+def wait_block(device, dtype):
+    """Run in the TensorFlow engine (engine.py): one read of an element of a computed
+    tensor, or NotImplementedError with the reason the case cannot run here."""
+    from .checks import skip_reason, wait_op
+    from .common import TF_DEVICE, input_tensor, load_tensorflow, wait_for
+
+    reason = skip_reason(device, SIZE, dtype, "eager")
+    if reason:
+        raise NotImplementedError(reason)
+    tf = load_tensorflow()
+    tensor = input_tensor(device, SIZE, dtype)
+    scope, op = TF_DEVICE[device], wait_op(device)
+
+    def read_one_element():
+        with tf.device(scope):
+            wait_for(tensor, op)
+
+    read_one_element.ops = 1
+    read_one_element()
+    return read_one_element
 
 
 class Wait:
@@ -14,24 +34,20 @@ class Wait:
 
     params = [DEVICES, DTYPES]
     param_names = ["device", "dtype"]
-    version = "3"
+    version = "4"
     # As Multiply: samples from 4 moments of the run, 20-40 per case.
     rounds = 4
     repeat = (5, 10, 5.0)
 
     def setup(self, device, dtype):
-        reason = skip_reason(device, SIZE, dtype, "eager")
-        if reason:
-            raise NotImplementedError(reason)
-        self.tf = load_tensorflow()
-        self.tensor = input_tensor(device, SIZE, dtype)
-        self.scope = TF_DEVICE[device]
-        self.op = wait_op(device)
-        self.time_wait(device, dtype)
+        # Built and timed in the engine, as Multiply's blocks; skipped with the reason
+        # where a check rules the case out.
+        self.wait = engine.block("wait:wait_block", device, dtype)
+        # asv's clock: the engine's time of each read.
+        self.timer = self.wait.clock
         # asv re-runs setup before every sample: each sample waits for a quiet moment.
-        before_sample(lambda: self.time_wait(device, dtype))
+        self.wait.before_sample()
 
     def time_wait(self, device, dtype):
         """Seconds to read one element of a computed tensor back to the host."""
-        with self.tf.device(self.scope):
-            wait_for(self.tensor, self.op)
+        self.wait()

@@ -25,6 +25,10 @@ NUMPY_MULTIPLY = "numpy_multiply.NumpyMultiply.time_multiply"
 # The comparators' benchmarks, as one asv -b expression each: what `run` and the gate
 # measure on a stack of the comparators' section (which installs no TensorFlow).
 COMPARATOR_BENCHMARKS = (r"^torch_multiply\.", r"^jax_multiply\.", r"^numpy_multiply\.")
+# What `run` measures on a TensorFlow stack: all but the PyTorch and JAX benchmarks, which
+# it does not install (numpy it has). Their cases would only be skipped, each in a process
+# of its own: ~90 s of a spawned run (selfcheck: cost).
+TENSORFLOW_STACK_BENCHMARKS = r"^(?!torch_multiply\.|jax_multiply\.)"
 # Each framework's multiply, by the name the report gives it; TensorFlow first.
 TENSORFLOW = "TensorFlow"
 FRAMEWORK_MULTIPLY = {TENSORFLOW: MULTIPLY, "PyTorch": TORCH_MULTIPLY, "JAX": JAX_MULTIPLY,

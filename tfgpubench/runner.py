@@ -6,11 +6,14 @@ Each stack is its own `asv run`, so one that fails to install costs nothing
 else; stacks already measured are not redone.
 """
 
+import contextlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +30,7 @@ from .names import (
     REGRESSIONS_MARKDOWN_FILE,
     TABLE_FILE,
     TENSORFLOW,
+    TENSORFLOW_STACK_BENCHMARKS,
 )
 from .pairing import series
 from .report import publish_page
@@ -43,6 +47,7 @@ from .stacks.machine import (
 )
 from .stacks.selection import Target, fits
 from .stacks.table import TENSORFLOWS, load_table
+from .suite import load_suite_module
 from .vendor import describe, make_self_contained
 
 INSTALLER = "tfgpubench/stacks/install_stack.py"
@@ -78,18 +83,40 @@ def asv_command(args, config_path):
     return [sys.executable, "-m", "asv", *args, "--config", str(config_path)]
 
 
-def run_asv(cmd):
-    """Run asv; on Ctrl-C let it finish its own interrupt handling, then re-raise."""
-    proc = subprocess.Popen(cmd)
+@contextlib.contextmanager
+def engine_scope(environ=os.environ):
+    """A folder of its own for the TensorFlow engines (benchmarks/engine.py) of one asv run,
+    set in `environ` for asv's benchmark processes; the engines are asked to end after it,
+    and the folder removed. An engine left by a killed run ends on its own when idle."""
+    engine = load_suite_module("engine")
+    folder = tempfile.mkdtemp(prefix="tfgpubench-engines-")
+    previous = environ.get(engine.ENGINE_DIR_ENV)
+    environ[engine.ENGINE_DIR_ENV] = folder
     try:
-        return proc.wait()
-    except KeyboardInterrupt:
+        yield folder
+    finally:
+        if previous is None:
+            environ.pop(engine.ENGINE_DIR_ENV, None)
+        else:
+            environ[engine.ENGINE_DIR_ENV] = previous
+        engine.stop_engines(folder)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def run_asv(cmd):
+    """Run asv, its TensorFlow engines scoped to it; on Ctrl-C let it finish its own
+    interrupt handling, then re-raise."""
+    with engine_scope():
+        proc = subprocess.Popen(cmd)
         try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        raise
+            return proc.wait()
+        except KeyboardInterrupt:
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            raise
 
 
 def split_bench_args(asv_args):
@@ -109,11 +136,13 @@ def stack_asv_args(stack, asv_args):
     """The asv run arguments that measure `stack`.
 
     A comparator stack has no TensorFlow: it runs the comparator benchmarks
-    only, those of the user's -b patterns that select one, else all of them.
+    only, those of the user's -b patterns that select one, else all of them. A
+    TensorFlow stack runs the user's -b patterns, else all but the benchmarks of
+    the frameworks it does not install.
     """
-    if not stack.is_comparators:
-        return list(asv_args)
     patterns, rest = split_bench_args(asv_args)
+    if not stack.is_comparators:
+        return list(asv_args) if patterns else rest + ["-b", TENSORFLOW_STACK_BENCHMARKS]
     comparators = [name for framework, name in FRAMEWORK_MULTIPLY.items()
                    if framework != TENSORFLOW]
     kept = [p for p in patterns if any(re.search(p, name) for name in comparators)]

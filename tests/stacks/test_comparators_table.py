@@ -159,6 +159,15 @@ def test_a_comparator_stack_runs_only_the_comparator_benchmarks():
     tensorflow = next(s for s in STACKS if s.label == "tf2.21.0")
     args = ["--quick", "-b", "Wait.time_wait"]
     assert runner.stack_asv_args(tensorflow, args) == args
+    # Without -b a TensorFlow stack runs all but the frameworks it does not install.
+    (everything,) = bench_of(runner.stack_asv_args(tensorflow, ["--quick"]))
+    assert [n for n in ("multiply.Multiply.time_multiply", "seed.SeedScript.track_reported_speedup",
+                        "numpy_multiply.NumpyMultiply.time_multiply",
+                        "torch_multiply.TorchMultiply.time_multiply",
+                        "jax_multiply.JaxMultiply.time_multiply")
+            if re.search(everything, n)] == ["multiply.Multiply.time_multiply",
+                                             "seed.SeedScript.track_reported_speedup",
+                                             "numpy_multiply.NumpyMultiply.time_multiply"]
     # Wait needs TensorFlow: on a comparator stack the comparator benchmarks run instead.
     assert bench_of(runner.stack_asv_args(stack, args)) == list(COMPARATOR_BENCHMARKS)
     assert "--quick" in runner.stack_asv_args(stack, args)

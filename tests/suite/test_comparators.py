@@ -183,15 +183,18 @@ def test_importing_the_suite_imports_no_framework():
 
 def test_tensorflows_cases_import_no_comparator():
     # TensorFlow itself imports JAX where it is installed (tf.lite's util.py, TF 2.21):
-    # a TensorFlow case may load no more frameworks than `import tensorflow` alone does.
+    # the engine's TensorFlow work (benchmarks/engine.py) may load no more frameworks
+    # than `import tensorflow` alone does.
     pytest.importorskip("tensorflow")
     frameworks = "print(sorted(m for m in ('tensorflow', 'torch', 'jax') if m in sys.modules))\n"
     bare, _ = python("import sys, tensorflow\n" + frameworks)
     code = (
         "import sys\n"
-        "from benchmarks import multiply\n"
-        "bench = multiply.Multiply(); bench.setup('cpu', 2, 'float32', 'eager')\n"
-        "bench.time_multiply('cpu', 2, 'float32', 'eager')\n" + frameworks
+        "from benchmarks import engine, timing\n"
+        "work = engine.Work(timing.QuietGate())\n"
+        "case = ('multiply:multiply_block', 'cpu', 2, 'float32', 'eager')\n"
+        "work.prepare(*case)\n"
+        "work.run(*case)\n" + frameworks
     )
     lines, _ = python(code)
     assert lines == bare and "torch" not in lines[0]

@@ -44,9 +44,16 @@ def _tree(module):
 
 
 def _suite_imports(tree):
-    """Names of the suite's modules a module imports (`from .x import ...`)."""
-    return {node.module.split(".")[0] for node in ast.walk(tree)
-            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module}
+    """Names of the suite's modules a module imports (`from .x import ...`,
+    `from . import x`)."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            if node.module:
+                names.add(node.module.split(".")[0])
+            else:
+                names.update(alias.name for alias in node.names)
+    return names
 
 
 def timed_modules(module):

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .. import alerts
 from ..config import add_config_argument
-from ..names import TABLE_FILE
+from ..names import TABLE_FILE, TENSORFLOW_STACK_BENCHMARKS
 from ..runner import (
     RunRefused,
     asv_command,
@@ -65,7 +65,8 @@ def gate_asv_args(stack, asv_args):
     if stack.is_comparators:
         return stack_asv_args(stack, asv_args)
     patterns, rest = split_bench_args(asv_args)
-    return rest + [arg for pattern in patterns or [TIME_BENCHMARKS] for arg in ("-b", pattern)]
+    default = TENSORFLOW_STACK_BENCHMARKS + r".*" + TIME_BENCHMARKS
+    return rest + [arg for pattern in patterns or [default] for arg in ("-b", pattern)]
 
 
 def run(args):

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from .. import format as fmt
 from ..config import add_config_argument, load_config
+from ..names import TENSORFLOW_STACK_BENCHMARKS
 from ..runner import launch_method_args
 from ..selfcheck import asvruns, cost, fidelity, noise, sensitivity, stability, stats
 from ..selfcheck.console import progress
@@ -129,13 +130,15 @@ def _parts(args, root, parts, figures):
     for number, commit in enumerate(wanted, 1):
         progress(f"  full default run {number}/{len(wanted) + ('noise' in parts)} "
                  f"(launch method {scratch.launch_method})...")
-        full_runs[commit] = scratch.run(commit, progress=progress)
+        full_runs[commit] = scratch.run(commit, bench=TENSORFLOW_STACK_BENCHMARKS,
+                                        progress=progress)
         progress(f"    took {full_runs[commit]['wall']:.0f} s")
     if "noise" in parts:
         load = BurstyLoad()
         progress(f"  full default run {len(wanted) + 1}/{len(wanted) + 1}, with {load.describe()}")
         with load:
-            full_runs[loaded] = scratch.run(loaded, progress=progress)
+            full_runs[loaded] = scratch.run(loaded, bench=TENSORFLOW_STACK_BENCHMARKS,
+                                            progress=progress)
         ok &= noise.run_part(args, scratch, {"quiet": (quiet_a, quiet_b),
                                              "loaded": (quiet_a, loaded)}, figures)
     if "sensitivity" in parts:

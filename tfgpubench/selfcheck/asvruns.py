@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from ..names import GPU_CHECKS_ENV
-from ..runner import ASV_RUN_DEFAULTS, gpu_checks_in
+from ..runner import ASV_RUN_DEFAULTS, engine_scope, gpu_checks_in
 
 MACHINE = "selfcheck"
 _PROGRESS = re.compile(r"^\[\s*\d+(\.\d+)?%\]")
@@ -63,20 +63,23 @@ class Scratch:
 
     def _asv(self, args, extra_env=None, quiet=False, progress=None):
         command = [sys.executable, "-m", "asv", *args, "--config", str(self.config)]
-        process = subprocess.Popen(
-            command,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            env=self.env(extra_env),
-            cwd=str(self.root),
-        )
-        lines = []
-        for line in process.stdout:
-            lines.append(line)
-            if progress and _PROGRESS.match(line.strip()):
-                progress("    " + line.strip()[:96])
-        process.wait()
+        env = self.env(extra_env)
+        # Each asv run gets TensorFlow engines of its own, ended after it, as under `run`.
+        with engine_scope(env):
+            process = subprocess.Popen(
+                command,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                env=env,
+                cwd=str(self.root),
+            )
+            lines = []
+            for line in process.stdout:
+                lines.append(line)
+                if progress and _PROGRESS.match(line.strip()):
+                    progress("    " + line.strip()[:96])
+            process.wait()
         output = "".join(lines)
         if process.returncode and not quiet:
             raise RuntimeError(
@@ -146,13 +149,14 @@ def _make_repo(path, commits):
     return hashes
 
 
-def import_seconds(benchmark_dir, count=3):
-    """What a fresh benchmark process of a TensorFlow case pays before its first sample:
-    start Python, import asv_runner, the suite's module and TensorFlow (the suite imports
-    it on first use). Median of `count`."""
+def start_seconds(benchmark_dir, tensorflow, count=3):
+    """What starting a process costs, median of `count`: a benchmark process (Python,
+    asv_runner and the suite's module: TensorFlow stays out of it), or with `tensorflow`
+    the TensorFlow engine's start (Python and TensorFlow, once per run)."""
     parent, package = os.path.split(os.path.abspath(benchmark_dir))
-    code = (f"import sys; sys.path.insert(0, {parent!r}); import asv_runner; "
-            f"import {package}.multiply; {package}.common.load_tensorflow()")
+    code = f"import sys; sys.path.insert(0, {parent!r}); "
+    code += (f"import {package}.common; {package}.common.load_tensorflow()" if tensorflow
+             else f"import asv_runner.run; import {package}.multiply")
     times = []
     for _ in range(count):
         start = time.perf_counter()

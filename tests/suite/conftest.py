@@ -1,0 +1,26 @@
+"""Every suite test that sets up a TensorFlow benchmark talks to an engine served by a
+thread of the test process (engine.serve), so that it sees the same caches and
+monkeypatches as the test; tests/suite/test_engine.py starts real engine processes."""
+
+import os
+import threading
+import time
+
+import pytest
+
+from benchmarks import engine
+
+
+@pytest.fixture(autouse=True)
+def engine_in_this_process(tmp_path_factory, monkeypatch):
+    folder = tmp_path_factory.mktemp("engines")
+    path = str(folder / "test.sock")
+    server = threading.Thread(target=engine.serve, args=(path,), daemon=True)
+    server.start()
+    while not os.path.exists(path):  # bound: no test may start a real engine by racing it
+        time.sleep(0.001)
+    handle = engine.Engine(path)
+    monkeypatch.setattr(engine, "engine", handle)
+    yield handle
+    engine.stop_engines(str(folder))
+    server.join(timeout=10)

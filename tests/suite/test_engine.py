@@ -1,0 +1,290 @@
+"""The TensorFlow engine: one process per run does the TensorFlow work, so that asv's
+benchmark processes, one per case and round, import no TensorFlow under any launch method."""
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from benchmarks import common, engine
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def client(code, folder, timeout=180):
+    """Run `code` as a benchmark process would: a fresh interpreter, engines in `folder`."""
+    env = dict(os.environ, **{engine.ENGINE_DIR_ENV: str(folder)})
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split()
+
+
+def engine_pids(folder):
+    """Process ids of the engines serving from `folder`, by their command line."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                command = (entry / "cmdline").read_bytes().decode(errors="replace")
+            except OSError:
+                continue
+            if "engine import serve" in command and str(folder) in command:
+                pids.append(int(entry.name))
+    return pids
+
+
+@pytest.fixture
+def folder(tmp_path_factory):
+    path = tmp_path_factory.mktemp("eng")
+    yield path
+    engine.stop_engines(str(path))
+
+
+# --- real engine processes ------------------------------------------------------------
+
+CASE = "('cpu', 2, 'float32', 'eager')"
+MULTIPLY = ("multiply:multiply_block", "cpu", 2, "float32", "eager")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_benchmark_processes_import_no_tensorflow_and_share_one_engine(folder):
+    pytest.importorskip("tensorflow")
+    code = (
+        "import os, sys\n"
+        "from benchmarks import multiply\n"
+        f"bench = multiply.Multiply(); bench.setup(*{CASE})\n"
+        f"start = bench.timer(); bench.time_multiply(*{CASE})\n"
+        "print(bench.timer() - start > 0, 'tensorflow' in sys.modules)\n"
+    )
+    first = client(code, folder)
+    pids = engine_pids(folder)
+    second = client(code, folder)
+    assert first == second == ["True", "False"]
+    assert len(pids) == 1 and engine_pids(folder) == pids
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_killed_engine_fails_the_case_with_its_log_and_the_next_starts_a_new_one(folder):
+    pytest.importorskip("tensorflow")
+    code = f"from benchmarks import multiply\nmultiply.Multiply().setup(*{CASE})\n"
+    client(code, folder)
+    (pid,) = engine_pids(folder)
+    handle = engine.Engine(engine_socket(folder))
+    handle.call("prepare", *MULTIPLY)
+    os.kill(pid, signal.SIGKILL)
+    with pytest.raises(engine.EngineError, match=r"ended during run\(.*its log"):
+        handle.call("run", *MULTIPLY)
+    client(code, folder)
+    (new,) = engine_pids(folder)
+    assert new != pid
+
+
+def engine_socket(folder):
+    (path,) = Path(folder).glob("*.sock")
+    return str(path)
+
+
+def test_an_engine_that_cannot_start_is_reported_with_its_log(folder):
+    path = str(folder / "broken.sock")
+    with pytest.raises(engine.EngineError, match="exited .* before serving"):
+        engine.start_engine(path, executable="/bin/false")
+
+
+# --- the protocol, served by a thread of this process ----------------------------------
+
+
+@pytest.fixture
+def served(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("thread")
+    path = str(folder / "t.sock")
+    thread = threading.Thread(target=engine.serve, args=(path,), daemon=True)
+    thread.start()
+    while not os.path.exists(path):
+        time.sleep(0.001)
+    yield engine.Engine(path), thread, path
+    engine.stop_engines(str(folder))
+
+
+def test_an_error_comes_back_with_its_type_and_the_engine_keeps_serving(served):
+    handle, thread, _ = served
+    with pytest.raises(engine.EngineError, match="unknown request 'os_system'"):
+        handle.call("os_system", "true")
+    with pytest.raises(engine.EngineError, match="unknown request '_block'"):
+        handle.call("_block", *MULTIPLY)
+    with pytest.raises(engine.EngineError, match="not a block builder"):
+        handle.call("prepare", "os.system", "true")
+    with pytest.raises(engine.EngineError, match="ModuleNotFoundError"):
+        handle.call("prepare", "no_such_module:f")
+    with pytest.raises(engine.EngineError, match="KeyError"):
+        handle.call("per_op_seconds", "multiply:multiply_block", "tpu", 2, "float32", "eager")
+    assert thread.is_alive()
+
+
+def test_a_skip_stays_a_skip(served, monkeypatch):
+    handle, _, _ = served
+    from benchmarks import checks
+
+    monkeypatch.setattr(checks, "skip_reason", lambda *key: "no GPU visible (simulated)")
+    with pytest.raises(NotImplementedError, match=r"no GPU visible \(simulated\)"):
+        engine.block("multiply:multiply_block", "gpu", 2, "float32", "eager", handle=handle)
+    with pytest.raises(NotImplementedError, match=r"no GPU visible \(simulated\)"):
+        engine.block("wait:wait_block", "gpu", "int32", handle=handle)
+
+
+def test_an_environment_without_tensorflow_is_skipped_without_an_engine(monkeypatch):
+    monkeypatch.setattr(common, "tensorflow_missing", lambda: "TensorFlow is not installed")
+
+    class NoEngine:
+        def call(self, *args):
+            raise AssertionError("an engine was asked")
+
+    with pytest.raises(NotImplementedError, match="not installed"):
+        engine.block(*MULTIPLY, handle=NoEngine())
+
+
+def test_the_ops_run_a_few_frames_deep_however_deep_the_benchmark_calls(served, monkeypatch):
+    # TensorFlow records up to 30 calling frames with every eager op: what the op sees
+    # must not depend on the harness above it (asv calls a benchmark ~20 frames deep).
+    pytest.importorskip("tensorflow")
+    handle, _, _ = served
+    block = engine.block(*MULTIPLY, handle=handle)
+    seen, real = [], common._multiply_block
+
+    def recording(x, ops):
+        frame, frames = sys._getframe(1), 0
+        while frame is not None:
+            frames, frame = frames + 1, frame.f_back
+        seen.append(frames)
+        return real(x, ops)
+
+    monkeypatch.setattr(common, "_multiply_block", recording)
+
+    def called_deep(frames):
+        return block() if frames == 0 else called_deep(frames - 1)
+
+    block()
+    called_deep(40)
+    # serve's thread: 3 frames of threading, serve, _answer, Work.run, the block, run.
+    assert len(seen) == 2 and seen[0] == seen[1] <= 10
+
+
+def test_the_clock_asv_gets_advances_by_the_engines_time_per_op():
+    class Handle:
+        def call(self, request, *args):
+            assert (request, *args) == ("run", "multiply:multiply_block", "cpu", 2)
+            time.sleep(0.01)  # the socket and the wake-up: not the op's time
+            return 0.5
+
+    block = engine.EngineBlock(Handle(), "multiply:multiply_block", ("cpu", 2), 100)
+    start = block.clock()
+    block()
+    block()
+    assert block.clock() - start == pytest.approx(2 * 0.5 / 100)
+
+
+def test_setup_run_again_hands_back_the_block_whose_clock_asv_kept():
+    # asv keeps the timer of the first setup; every later setup before a sample must
+    # return the block that clock reads, or asv records 0 s.
+    pytest.importorskip("tensorflow")
+    from benchmarks import multiply
+
+    bench = multiply.Multiply()
+    bench.setup("cpu", 2, "int32", "eager")
+    clock = bench.timer
+    start = clock()
+    bench.setup("cpu", 2, "int32", "eager")
+    bench.time_multiply("cpu", 2, "int32", "eager")
+    assert clock() > start
+
+
+def test_an_idle_engine_ends_and_takes_its_socket_along(tmp_path):
+    path = str(tmp_path / "idle.sock")
+    thread = threading.Thread(target=engine.serve, args=(path, 0.2), daemon=True)
+    thread.start()
+    thread.join(timeout=10)
+    assert not thread.is_alive() and not os.path.exists(path)
+
+
+def test_a_forked_benchmark_process_opens_its_own_connection(served):
+    handle, _, _ = served
+    with pytest.raises(engine.EngineError):
+        handle.call("nothing")  # opens the parent's connection
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # asv's forkserver: the child must not share the parent's socket
+        try:
+            try:
+                handle.call("nothing")
+            except engine.EngineError:
+                pass
+            os.write(write, b"ok" if handle._pid == os.getpid() else b"shared")
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    assert os.read(read, 8) == b"ok"
+    with pytest.raises(engine.EngineError, match="unknown request"):
+        handle.call("nothing")  # and the parent's still works
+
+
+def test_stop_engines_asks_each_engine_to_end(served):
+    _, thread, path = served
+    assert engine.stop_engines(os.path.dirname(path)) == 1
+    thread.join(timeout=10)
+    assert not thread.is_alive()
+
+
+# --- which engine, and where ----------------------------------------------------------
+
+
+def test_settings_that_change_tensorflow_get_their_own_engine():
+    base = {"HOME": "/home/a", "TF_NUM_INTRAOP_THREADS": "1"}
+    key = engine.engine_key(sys.executable, "f", base)
+    assert engine.engine_key(sys.executable, "f", dict(base, HOME="/home/b", PWD="/x")) == key
+    assert engine.engine_key(sys.executable, "f", dict(base, TF_NUM_INTRAOP_THREADS="2")) != key
+    assert engine.engine_key(sys.executable, "f", dict(base, CUDA_VISIBLE_DEVICES="1")) != key
+    assert engine.engine_key(sys.executable, "changed sources", base) != key
+    assert engine.engine_key("/usr/bin/true", "f", base) != key
+
+
+def test_an_edited_module_changes_the_fingerprint(tmp_path):
+    (tmp_path / "multiply.py").write_text("x = 1\n")
+    before = engine.sources_fingerprint(str(tmp_path))
+    (tmp_path / "multiply.py").write_text("x = 22\n")
+    assert engine.sources_fingerprint(str(tmp_path)) != before
+
+
+def test_the_socket_folder_must_be_private(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o777)
+    shared.chmod(0o777)
+    with pytest.raises(RuntimeError, match="not private"):
+        engine.engine_dir({engine.ENGINE_DIR_ENV: str(shared)})
+    private = tmp_path / "private"
+    assert engine.engine_dir({engine.ENGINE_DIR_ENV: str(private)}) == str(private)
+    assert private.stat().st_mode & 0o777 == 0o700
+
+
+# --- one run's engines ------------------------------------------------------------------
+
+
+def test_a_runs_engines_live_in_a_folder_of_its_own_and_end_with_it():
+    from tfgpubench.runner import engine_scope
+
+    environ = {engine.ENGINE_DIR_ENV: "/somewhere/else"}
+    with engine_scope(environ) as folder:
+        assert environ[engine.ENGINE_DIR_ENV] == folder
+        assert engine.engine_dir(environ) == folder
+        path = os.path.join(folder, "run.sock")
+        thread = threading.Thread(target=engine.serve, args=(path,), daemon=True)
+        thread.start()
+        while not os.path.exists(path):
+            time.sleep(0.001)
+    thread.join(timeout=10)
+    assert not thread.is_alive() and not os.path.exists(folder)
+    assert environ == {engine.ENGINE_DIR_ENV: "/somewhere/else"}
