@@ -89,7 +89,9 @@ def engine_scope(environ=os.environ):
     set in `environ` for asv's benchmark processes; the engines are asked to end after it,
     and the folder removed. An engine left by a killed run ends on its own when idle."""
     engine = load_suite_module("engine")
-    folder = tempfile.mkdtemp(prefix="tfgpubench-engines-")
+    # Short: a socket's path may not exceed 104 bytes on macOS, whose temporary folder
+    # is already ~50 long.
+    folder = tempfile.mkdtemp(prefix="tfgpb-")
     previous = environ.get(engine.ENGINE_DIR_ENV)
     environ[engine.ENGINE_DIR_ENV] = folder
     try:
