@@ -77,7 +77,7 @@ class NumpyMultiply(ComparatorMultiply):
 
     params = [NUMPY_DEVICES, SIZES, DTYPES, NUMPY_MODES]
     # Bumped whenever the timed code changes.
-    version = "3"
+    version = "4"
     skip_reason = staticmethod(skip_reason)
     block_runner = staticmethod(block_runner)
 
