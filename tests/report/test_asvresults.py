@@ -122,3 +122,15 @@ def test_installed_versions_are_used_when_present_and_bad_lines_named(results_co
     run = next(r for r in result_set.runs if r.commit_hash == commit)
     assert run.installed == {"tensorflow-cpu": "2.16.2"}
     assert len(result_set.runs) == 2
+
+
+def test_an_older_version_of_a_benchmark_that_measured_nothing_is_not_reported(results_copy):
+    # A TensorFlow stack's files keep the PyTorch and JAX entries, every case skipped,
+    # of runs from before `run` stopped asking for them: nothing of value is left out.
+    jax = "jax_multiply.JaxMultiply.time_multiply"
+    benchmarks = raw(results_copy / "benchmarks.json")
+    benchmarks[jax]["version"] += "-changed"
+    (results_copy / "benchmarks.json").write_text(json.dumps(benchmarks))
+    result_set = load_results(results_copy)
+    assert result_set.problems == []
+    assert all(jax not in run.measurements for run in result_set.runs)
