@@ -122,8 +122,6 @@ class Scratch:
             raise RuntimeError(f"asv wrote no results for {commit[:8]}")
         return json.loads(found[0].read_text())
 
-    def benchmarks(self):
-        return json.loads((self.root / "results" / "benchmarks.json").read_text())
 
 
 def _make_repo(path, commits):

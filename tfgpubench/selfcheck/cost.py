@@ -1,10 +1,9 @@
 """Cost: the wall time of one stack's full default run under the launch method asked
 for (`--launch-method spawn` measures what a Mac pays), and where it goes."""
 
-import re
-
 from .. import format as fmt
 from ..names import TENSORFLOW_STACK_BENCHMARKS
+from ..stacks import ledger
 from . import asvruns, stats
 from .console import progress, section
 
@@ -16,8 +15,8 @@ def run_part(scratch, full_runs, figures):
     section("cost: the full default run for one stack")
     walls = [r["wall"] for r in full_runs.values()]
     # What `run` measures on a TensorFlow stack, as the full runs did.
-    benchmarks = {name: benchmark for name, benchmark in scratch.benchmarks().items()
-                  if name != "version" and re.search(TENSORFLOW_STACK_BENCHMARKS, name)}
+    benchmarks = ledger.selected_benchmarks(scratch.root / "results",
+                                            [TENSORFLOW_STACK_BENCHMARKS])
     method = scratch.launch_method
     counts = stats.process_count(benchmarks, method)
     progress("  timing a benchmark process's start, and the TensorFlow engine's...")
