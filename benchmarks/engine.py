@@ -315,11 +315,11 @@ class Work:
         return self._block(builder, *args).ops
 
     def run(self, builder, *args):
-        """Seconds of one call of the block: its ops and the wait."""
-        timed = self._block(builder, *args)
-        start = time.perf_counter()
-        timed()
-        return time.perf_counter() - start
+        """Seconds of one call of the block, its ops and the wait, timed right after its
+        warm-up ran (timing.warm_and_time): the engine idled while asv took the last sample."""
+        from .timing import warm_and_time
+
+        return warm_and_time(self._block(builder, *args))
 
     def before_sample(self, builder, *args):
         from .timing import before_sample
@@ -377,8 +377,10 @@ def serve(path, idle=IDLE_SECONDS):
                     del connections[fd]
                     connection.close()
     finally:
+        # The socket goes first: once the listener closes, a benchmark process may start
+        # an engine in its place, whose new socket this must not remove.
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
         for connection in connections.values():
             connection.close()
         listener.close()
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)

@@ -27,6 +27,15 @@ def per_op_timer(ops):
     return clock
 
 
+# A sample taken after even a short idle gap runs slow: the CPU, its caches and the
+# framework's threads wake up during its first ops. Blocks timed with gaps of 2 ms
+# between them ran 2-5% slower than back to back, 3-13% with 20 ms gaps (2x2 to
+# 1000x1000, eager, xla, function and graph_loop; 120 blocks of each, alternated, this
+# suite's 2-core VM, 2026-12-01); with the same ops for an eighth of a block run just
+# before, 0-3% (2 ms) and 0-4% (20 ms). asv leaves such a gap before every sample.
+WARM_UP_PARTS = 8
+
+
 def calibrated_block(make_block, ops, attempts=10):
     """A warmed-up block lasting at least grid.MIN_BLOCK_SECONDS.
 
@@ -36,6 +45,9 @@ def calibrated_block(make_block, ops, attempts=10):
     and lengthened until it lasts long enough (at most `attempts` times: where
     a call's fixed cost dwarfs its ops, as for a compiled loop of ~3 ns ops,
     one estimate from a short block falls short by orders of magnitude).
+
+    The block's `warm_up` is the same block an eighth as long (WARM_UP_PARTS), run
+    untimed right before each sample (`warm_and_time`).
     """
     block = make_block(ops)
     block()
@@ -47,7 +59,19 @@ def calibrated_block(make_block, ops, attempts=10):
             break
         block = make_block(longer)
         block()
+    block.warm_up = make_block(max(1, block.ops // WARM_UP_PARTS))
+    block.warm_up()
     return block
+
+
+def warm_and_time(block):
+    """Seconds of one call of `block`, timed right after its warm-up (if any) ran."""
+    warm_up = getattr(block, "warm_up", None)
+    if warm_up is not None:
+        warm_up()
+    start = time.perf_counter()
+    block()
+    return time.perf_counter() - start
 
 
 def per_op_seconds(block, min_time=0.2, min_blocks=5, gate=None):

@@ -29,6 +29,12 @@ COMPARATOR_BENCHMARKS = (r"^torch_multiply\.", r"^jax_multiply\.", r"^numpy_mult
 # it does not install (numpy it has). Their cases would only be skipped, each in a process
 # of its own: ~90 s of a spawned run (selfcheck: cost).
 TENSORFLOW_STACK_BENCHMARKS = r"^(?!torch_multiply\.|jax_multiply\.)"
+# asv's -b for "time benchmarks only": every time_ method (asv matches with re.search).
+TIME_BENCHMARKS = r"\.time_"
+# What the gate compares on a TensorFlow stack by default (and selfcheck's noise part):
+# the time benchmarks of what `run` measures. The track_ ones (speedups, GB/s) are higher
+# when better, which asv's compare reads the other way.
+GATED_BENCHMARKS = TENSORFLOW_STACK_BENCHMARKS + r".*" + TIME_BENCHMARKS
 # Each framework's multiply, by the name the report gives it; TensorFlow first.
 TENSORFLOW = "TensorFlow"
 FRAMEWORK_MULTIPLY = {TENSORFLOW: MULTIPLY, "PyTorch": TORCH_MULTIPLY, "JAX": JAX_MULTIPLY,

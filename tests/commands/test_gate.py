@@ -8,8 +8,8 @@ import re
 import pytest
 
 from tests.stacks.conftest import make_workspace, tfgpubench
-from tfgpubench.commands.gate import TIME_BENCHMARKS, gate_asv_args
-from tfgpubench.names import COMPARATOR_BENCHMARKS
+from tfgpubench.commands.gate import gate_asv_args
+from tfgpubench.names import COMPARATOR_BENCHMARKS, TIME_BENCHMARKS
 from tfgpubench.runner import split_bench_args
 from tfgpubench.stacks.table import load_table
 

@@ -120,10 +120,15 @@ class FakeMultiply(comparators.ComparatorMultiply):
         return self.reason
 
     def block_runner(self, device, size, dtype, mode):
+        self.warm_ups = 0
+
         def block():
             pass
 
-        block.ops, block.placed = 50, self.placed or device
+        def warm_up():
+            self.warm_ups += 1
+
+        block.ops, block.placed, block.warm_up = 50, self.placed or device, warm_up
         return block
 
 
@@ -148,6 +153,8 @@ def test_setup_hands_asv_a_per_op_clock():
     import time
 
     assert bench.timer() < time.perf_counter() / 49
+    # asv times right after setup: the sample starts warm (timing.WARM_UP_PARTS).
+    assert bench.warm_ups == 1
 
 
 # --- imports ---------------------------------------------------------------------------

@@ -170,8 +170,28 @@ def test_the_ops_run_a_few_frames_deep_however_deep_the_benchmark_calls(served, 
 
     block()
     called_deep(40)
-    # serve's thread: 3 frames of threading, serve, _answer, Work.run, the block, run.
-    assert len(seen) == 2 and seen[0] == seen[1] <= 10
+    # serve's thread: 3 frames of threading, serve, _answer, Work.run, warm_and_time, the
+    # block, run; each call runs the block's warm-up first, at the same depth.
+    assert len(seen) == 4 and len(set(seen)) == 1 and seen[0] <= 11
+
+
+def test_a_run_times_the_block_alone_right_after_its_warm_up():
+    calls = []
+
+    def block():
+        calls.append("block")
+        time.sleep(0.02)
+
+    def warm_up():
+        calls.append("warm-up")
+        time.sleep(0.05)
+
+    block.ops, block.warm_up = 10, warm_up
+    work = engine.Work(gate=None)
+    work.blocks[("m:f", 1)] = block
+    seconds = work.run("m:f", 1)
+    assert calls == ["warm-up", "block"]
+    assert 0.02 <= seconds < 0.05  # the warm-up is not in the time
 
 
 def test_the_clock_asv_gets_advances_by_the_engines_time_per_op():

@@ -71,6 +71,25 @@ def test_calibration_reaches_the_block_length_where_a_calls_fixed_cost_dwarfs_it
     assert block.ops <= grid.MAX_CALIBRATED_OPS
 
 
+def test_a_calibrated_block_comes_with_a_warm_up_an_eighth_as_long():
+    made = []
+
+    def make_block(ops):
+        def block():
+            made.append(ops)
+            time.sleep(1e-4 * ops)
+
+        block.ops = ops
+        return block
+
+    block = timing.calibrated_block(make_block, 10)
+    assert block.warm_up.ops == max(1, block.ops // timing.WARM_UP_PARTS) >= 12
+    del made[:]
+    seconds = timing.warm_and_time(block)
+    # The warm-up runs right before the block (untimed: test_engine checks the time).
+    assert made == [block.warm_up.ops, block.ops] and seconds >= 1e-4 * block.ops
+
+
 # --- the quiet gate -----------------------------------------------------------------
 
 

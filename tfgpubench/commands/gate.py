@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .. import alerts
 from ..config import add_config_argument
-from ..names import TABLE_FILE, TENSORFLOW_STACK_BENCHMARKS
+from ..names import GATED_BENCHMARKS, TABLE_FILE
 from ..runner import (
     RunRefused,
     asv_command,
@@ -35,9 +35,6 @@ from ..stacks import ledger
 from ..stacks import repo as stacks_repo
 from ..stacks.table import TableError, load_table
 from .run import open_session, refuse
-
-# asv's -b for "time benchmarks only": every time_ method (asv matches with re.search).
-TIME_BENCHMARKS = r"\.time_"
 
 
 def add_arguments(parser):
@@ -65,8 +62,7 @@ def gate_asv_args(stack, asv_args):
     if stack.is_comparators:
         return stack_asv_args(stack, asv_args)
     patterns, rest = split_bench_args(asv_args)
-    default = TENSORFLOW_STACK_BENCHMARKS + r".*" + TIME_BENCHMARKS
-    return rest + [arg for pattern in patterns or [default] for arg in ("-b", pattern)]
+    return rest + [arg for pattern in patterns or [GATED_BENCHMARKS] for arg in ("-b", pattern)]
 
 
 def run(args):

@@ -5,11 +5,13 @@ stability    the machine's own speed: a 2x2 eager multiply in 10 ms loops for 20
 fidelity     every cpu case (each size, dtype and mode) under the real `asv run` with the
              launch method `run` uses, against the same call in a bare loop timed by a
              process that shares no code with the suite (target 1.00 +- 0.05)
-noise        the same stack measured three times (twice quiet, once while another process is
-             busy on one core for a few seconds at a time), compared with `asv compare
-             --factor 1.1`: target, no time case flagged
-sensitivity  the large cpu Multiply cases rerun with TF_NUM_INTRAOP_THREADS=1: every case
-             whose bare-loop time changed by more than the factor must be flagged, nothing else
+noise        A/A: the time benchmarks of one stack measured under two commits, one round of
+             each at a time in turn, as the gate's `asv continuous` does; once quiet, once
+             while another process is busy on one core for a few seconds at a time;
+             `asv compare --factor 1.1`: target, no time case flagged
+sensitivity  the large cpu Multiply cases, default and with TF_NUM_INTRAOP_THREADS=1, rounds
+             interleaved: every case whose bare-loop time changed by more than the factor
+             must be flagged, nothing else
 cost         wall time of the full default run (target <= 5 min on 2 cores) and the share
              spent starting processes and importing TensorFlow
 
@@ -25,11 +27,12 @@ from pathlib import Path
 
 from .. import format as fmt
 from ..config import add_config_argument, load_config
-from ..names import TENSORFLOW_STACK_BENCHMARKS
+from ..names import GATED_BENCHMARKS, TENSORFLOW_STACK_BENCHMARKS
 from ..runner import launch_method_args
 from ..selfcheck import asvruns, cost, fidelity, noise, sensitivity, stability, stats
 from ..selfcheck.console import progress
 from ..selfcheck.load import BurstyLoad
+from ..suite import suite_module
 
 PARTS = ["stability", "fidelity", "noise", "sensitivity", "cost"]
 
@@ -120,32 +123,31 @@ def _machine(figures):
 def _parts(args, root, parts, figures):
     progress(f"  scratch asv directory: {root}")
     launch_method = args.launch_method or launch_method_args([])[1]
-    scratch = asvruns.Scratch(root, args.config, commits=6, launch_method=launch_method)
-    fidelity_run, quiet_a, quiet_b, loaded, slowed, baseline_only = scratch.hashes
+    scratch = asvruns.Scratch(root, args.config, commits=8, launch_method=launch_method)
+    (fidelity_run, quiet_a, quiet_b, loaded_a, loaded_b, cost_run, baseline,
+     slowed) = scratch.hashes
+    rounds = suite_module("multiply").Multiply.rounds
     ok = True
     if "fidelity" in parts:
         ok &= fidelity.run_part(args, scratch, fidelity_run, figures)
-    full_runs = {}
-    wanted = [quiet_a, quiet_b] if "noise" in parts else [quiet_a] if "cost" in parts else []
-    for number, commit in enumerate(wanted, 1):
-        progress(f"  full default run {number}/{len(wanted) + ('noise' in parts)} "
-                 f"(launch method {scratch.launch_method})...")
-        full_runs[commit] = scratch.run(commit, bench=TENSORFLOW_STACK_BENCHMARKS,
-                                        progress=progress)
-        progress(f"    took {full_runs[commit]['wall']:.0f} s")
     if "noise" in parts:
+        # Both pairs are measured the way the gate measures two stacks (asv continuous):
+        # the time benchmarks, one round of each commit at a time, in turn.
+        progress(f"  quiet A/A: two commits of one stack, {rounds} interleaved rounds...")
+        scratch.run_interleaved([quiet_a, quiet_b], rounds, bench=GATED_BENCHMARKS,
+                                progress=progress)
         load = BurstyLoad()
-        progress(f"  full default run {len(wanted) + 1}/{len(wanted) + 1}, with {load.describe()}")
+        progress(f"  A/A again, with {load.describe()}...")
         with load:
-            full_runs[loaded] = scratch.run(loaded, bench=TENSORFLOW_STACK_BENCHMARKS,
-                                            progress=progress)
+            scratch.run_interleaved([loaded_a, loaded_b], rounds, bench=GATED_BENCHMARKS,
+                                    progress=progress)
         ok &= noise.run_part(args, scratch, {"quiet": (quiet_a, quiet_b),
-                                             "loaded": (quiet_a, loaded)}, figures)
+                                             "loaded": (loaded_a, loaded_b)}, figures)
     if "sensitivity" in parts:
-        baseline = quiet_b if quiet_b in full_runs else baseline_only
-        ok &= sensitivity.run_part(args, scratch, baseline, slowed, baseline not in full_runs,
-                                   figures)
+        ok &= sensitivity.run_part(args, scratch, baseline, slowed, rounds, figures)
     if "cost" in parts:
-        quiet = {c: r for c, r in full_runs.items() if c != loaded}
-        ok &= cost.run_part(scratch, quiet, figures)
+        progress(f"  full default run (launch method {scratch.launch_method})...")
+        done = scratch.run(cost_run, bench=TENSORFLOW_STACK_BENCHMARKS, progress=progress)
+        progress(f"    took {done['wall']:.0f} s")
+        ok &= cost.run_part(scratch, {cost_run: done}, figures)
     return ok

@@ -87,8 +87,12 @@ class Scratch:
             )
         return output
 
-    def run(self, commit, bench=None, extra_env=None, progress=None):
-        """One `asv run` recorded under `commit`; returns its wall time and output."""
+    def run(self, commit, bench=None, extra_env=None, progress=None, one_round=False):
+        """One `asv run` recorded under `commit`; returns its wall time and output.
+
+        one_round: run one round of each case and add its samples to those `commit`
+        already has (`--attribute rounds=1 --append-samples`): one step of run_interleaved.
+        """
         args = [
             "run",
             "-E",
@@ -103,6 +107,8 @@ class Scratch:
         ]
         if bench:
             args += ["-b", bench]
+        if one_round:
+            args += ["--attribute", "rounds=1", "--append-samples"]
         start = time.perf_counter()
         # A failing benchmark makes asv exit non-zero; the run still counts, and the
         # failure shows in compare as a missing value, so don't stop the self-check.
@@ -110,6 +116,32 @@ class Scratch:
         if "Discovering benchmarks" not in output or "Benchmarking" not in output:
             raise RuntimeError(f"asv run did not run:\n{output[-3000:]}")
         return {"wall": time.perf_counter() - start, "output": output}
+
+    def run_interleaved(self, commits, rounds, bench=None, envs=None, between=None,
+                        progress=None):
+        """Measure `commits` one round of every case at a time, in turn, `rounds` rounds.
+
+        What `asv continuous` does with its two commits, and so `tfgpubench gate`
+        (asv's --interleave-rounds, its default wherever it can switch commits; an
+        existing environment, as here, cannot): the order reverses every round (A B,
+        B A, A B, B A), so the machine's slow drift, and load that comes and goes,
+        fall on every commit alike instead of deciding a comparison. Each round's
+        samples are appended to the commit's earlier ones, as asv continuous does.
+
+        envs: {commit: extra environment}; between(number) runs after each round.
+        Returns {commit: wall seconds of its asv runs, summed}.
+        """
+        walls = dict.fromkeys(commits, 0.0)
+        for number in range(1, rounds + 1):
+            for commit in commits if number % 2 else commits[::-1]:
+                if progress:
+                    progress(f"    round {number}/{rounds} of {commit[:8]}")
+                done = self.run(commit, bench, extra_env=(envs or {}).get(commit),
+                                one_round=True)
+                walls[commit] += done["wall"]
+            if between:
+                between(number)
+        return walls
 
     def compare(self, before, after, factor):
         return self._asv(

@@ -3,60 +3,79 @@
 Every cpu case of Multiply.time_multiply (each size, dtype and mode) is run
 by the real `asv run`, with the launch method `tfgpubench run` uses here, and
 compared with the reference: the same TensorFlow call in a bare loop, timed
-by a process that shares no code with the suite (reference_worker.py),
-measured just before and just after the asv run (drift between the two is
-averaged out, and shown). Target: every ratio within 1.00 +- 0.05.
+by a process that shares no code with the suite (reference_worker.py).
+Target: every ratio within 1.00 +- 0.05.
+
+The two are interleaved, so the machine's drift falls on both alike: a
+reference pass over every case, then one asv round of every case (its samples
+appended, as asv continuous appends its interleaved rounds), then a reference
+pass, and so on: as many asv rounds as Multiply has, one more reference pass.
+Each case's reference is its loops of every pass, pooled.
 
 Two ratios per case. The median ratio is the target's: asv's recorded value
-(the median of its samples) over the reference's median. The fast ratio
-compares the 10th percentiles of the two (asv's recorded samples, the
-reference's loops): the op while the machine ran at full speed. Where the
-machine's speed changes under the run (a shared VM whose neighbours come and
-go: this one slows by ~1.5x for seconds at a time, invisible to /proc), the
-median ratio measures that, while the fast ratio still shows whether the
-suite's timing adds anything to the op: the part the suite can remove.
+(the median of its samples) over the median of the reference's loops. The
+fast ratio compares the 10th percentiles of the two: the op while the machine
+ran at full speed. Where the machine's speed changes under the run (a shared
+VM whose neighbours come and go: this one slows by ~1.5x for seconds at a
+time, invisible to /proc), the median ratio measures that too, while the fast
+ratio still shows whether the suite's timing adds anything to the op.
 """
 
 import math
 
 from .. import format as fmt
 from ..names import MULTIPLY, case_id
-from ..suite import grid
+from ..suite import grid, suite_module
 from . import stats
 from .console import progress, section
-from .reference import measure
+from .reference import ReferenceWorker
 
 QUICK_SIZES = [2, 1000]
+# Each reference pass times each case in ~10 ms loops for this long: ~30 loops a pass.
+PASS_SECONDS = 0.3
 
 
 def cases(sizes):
     return [(size, dtype, mode) for size in sizes for dtype in grid.DTYPES for mode in grid.MODES]
 
 
-def compare(suite, before, after):
-    """One row per case: the suite against the mean of the two reference passes.
+def compare(suite, passes):
+    """One row per case: the suite against the reference's loops of every pass, pooled.
 
     suite: {case id: {"value": asv's value, "samples": its samples or None}};
-    before, after: {(size, dtype, mode): {"median": s/op, "fast": s/op}}.
+    passes: [{(size, dtype, mode): [per-op seconds of each reference loop]}, ...].
+    A case is compared where every pass timed it and the suite measured it.
     """
     rows = []
-    for case in sorted(set(before) & set(after)):
+    for case in sorted(set.intersection(*(set(p) for p in passes)) if passes else ()):
         got = suite.get(case_id(MULTIPLY, map(repr, ("cpu", *case)))) or {}
         value = got.get("value")
         if value is None or not math.isfinite(value):
             continue
-        bare = (before[case]["median"] + after[case]["median"]) / 2
-        bare_fast = (before[case]["fast"] + after[case]["fast"]) / 2
+        loops = [seconds for p in passes for seconds in p[case]]
+        bare, bare_fast = stats.median(loops), stats.fast(loops)
+        pass_medians = [stats.median(p[case]) for p in passes]
         suite_fast = stats.fast(got.get("samples"))
         fast_ratio = suite_fast / bare_fast if suite_fast is not None else None
         rows.append({
             "size": case[0], "dtype": case[1], "mode": case[2], "suite": value, "bare": bare,
-            "ratio": value / bare, "drift": after[case]["median"] / before[case]["median"],
+            "ratio": value / bare, "drift": max(pass_medians) / min(pass_medians),
             "ok": stats.within(value / bare),
             "suite_fast": suite_fast, "bare_fast": bare_fast, "fast_ratio": fast_ratio,
             "fast_ok": fast_ratio is not None and stats.within(fast_ratio),
         })
     return rows
+
+
+def reference_pass(worker, wanted, seconds=PASS_SECONDS):
+    """{case: per-op seconds of each loop} for every case the worker could time."""
+    out = {}
+    for case in wanted:
+        try:
+            out[case] = worker.loops(*case, seconds)
+        except RuntimeError:  # a case the bare loop cannot run is not compared
+            continue
+    return out
 
 
 def run_part(args, scratch, commit, figures):
@@ -65,16 +84,21 @@ def run_part(args, scratch, commit, figures):
     section(f"fidelity: the suite under `asv run --launch-method {scratch.launch_method}` "
             "vs the same call in a bare loop, every cpu case")
     wanted = cases(sizes)
-    progress(f"  reference pass 1 ({len(wanted)} cases)...")
-    before = {c: v["default"] for c, v in measure(wanted, {"default": {}}, 1, progress).items()}
-    progress("  asv run of the same cases...")
-    scratch.run(commit, bench=stats.case_regex(MULTIPLY, "cpu", sizes), progress=progress)
-    progress("  reference pass 2...")
-    after = {c: v["default"] for c, v in measure(wanted, {"default": {}}, 1, progress).items()}
-    rows = compare(stats.unroll_results(scratch.result_file(commit)), before, after)
+    rounds = suite_module("multiply").Multiply.rounds
+    passes = []
+    with ReferenceWorker() as worker:
+        def one_pass(after_round=0):
+            progress(f"  reference pass {after_round + 1}/{rounds + 1} ({len(wanted)} cases)...")
+            passes.append(reference_pass(worker, wanted))
+
+        one_pass()
+        progress(f"  asv run of the same cases, one round at a time ({rounds})...")
+        scratch.run_interleaved([commit], rounds, bench=stats.case_regex(MULTIPLY, "cpu", sizes),
+                                between=one_pass, progress=progress)
+    rows = compare(stats.unroll_results(scratch.result_file(commit)), passes)
     tolerance = f"target 1.00 +- {stats.FIDELITY_TOLERANCE:.2f}"
     print(f"  {'case':<30} {'suite/op':>10} {'bare/op':>10} {'ratio':>6}  {tolerance}"
-          f"   {'fast ratio':>10}  (bare drift between its two passes)")
+          f"   {'fast ratio':>10}  (bare: slowest / fastest pass)")
     for r in rows:
         label = f"{r['size']}x{r['size']} {r['dtype']} {r['mode']}"
         fast = (f"{r['fast_ratio']:10.3f} {fmt.verdict(r['fast_ok'])}"

@@ -1,9 +1,12 @@
 """Noise: the same stack measured twice must not be flagged, quiet or under passing load.
 
-Three full default runs of one stack: A and B on a quiet machine, C while a
-second process is busy on one core for a few seconds at a time (load.py).
-`asv compare --factor F` of A with B, and of A with C: target, no time case
-flagged either way. Also the distribution of each case's spread (IQR / median).
+Two A/A pairs, each the time benchmarks of one stack under two commits, measured
+as the gate's `asv continuous` measures two stacks: one round of every case for
+each commit in turn, the order reversed every round (Scratch.run_interleaved).
+The first pair on a quiet machine, the second while a second process is busy on
+one core for a few seconds at a time (load.py). `asv compare --factor F` of each
+pair: target, no time case flagged either way. Also the distribution of each
+case's spread (IQR / median).
 """
 
 from .. import format as fmt

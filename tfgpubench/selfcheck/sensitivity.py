@@ -1,7 +1,8 @@
 """Sensitivity: does asv flag a real change, and only a real one?
 
-The large cpu Multiply cases are rerun with a slowing environment (by default
-TF_NUM_INTRAOP_THREADS=1); every case whose time really changed by more than
+The large cpu Multiply cases are measured twice, the second time with a slowing
+environment (by default TF_NUM_INTRAOP_THREADS=1), their rounds interleaved as
+the gate's asv continuous interleaves two stacks'; every case whose time really changed by more than
 the factor must be flagged, in the right direction, and nothing else. What
 really changed is measured outside the suite's code: the same calls in bare
 loops (reference_worker.py), in both environments.
@@ -19,18 +20,16 @@ from .reference import measure
 SLOW_ENV_DEFAULT = "TF_NUM_INTRAOP_THREADS=1"
 
 
-def run_part(args, scratch, baseline, slowed, run_baseline, figures):
+def run_part(args, scratch, baseline, slowed, rounds, figures):
     """Print which real changes asv caught; whether every one was."""
     variable, _, value = args.slow_env.partition("=")
     section(f"sensitivity: {MULTIPLY} with {args.slow_env} vs default")
     sizes = [int(s) for s in args.sizes.split(",")]
     # asv's -b matches "name(param, ...)" too, so only these combinations start processes.
     selection = stats.case_regex(MULTIPLY, "cpu", sizes)
-    if run_baseline:
-        progress("  Multiply baseline run...")
-        scratch.run(baseline, bench=selection, progress=progress)
-    progress(f"  Multiply run with {args.slow_env}...")
-    scratch.run(slowed, bench=selection, extra_env={variable: value}, progress=progress)
+    progress(f"  Multiply, default and with {args.slow_env}, {rounds} interleaved rounds...")
+    scratch.run_interleaved([baseline, slowed], rounds, bench=selection,
+                            envs={slowed: {variable: value}}, progress=progress)
     rows = [
         r
         for r in stats.parse_compare(scratch.compare(baseline, slowed, args.factor))

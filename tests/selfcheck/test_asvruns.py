@@ -1,0 +1,43 @@
+"""The self-check's asv runs: interleaved rounds, as asv continuous measures two commits."""
+
+from tfgpubench.selfcheck.asvruns import Scratch
+
+
+class RecordingScratch(Scratch):
+    """A Scratch whose asv runs are recorded, not run."""
+
+    def __init__(self):
+        self.runs = []
+
+    def run(self, commit, bench=None, extra_env=None, progress=None, one_round=False):
+        self.runs.append((commit, bench, extra_env, one_round))
+        return {"wall": 2.0, "output": ""}
+
+
+def test_rounds_alternate_between_commits_reversing_each_round():
+    scratch = RecordingScratch()
+    after = []
+    walls = scratch.run_interleaved(["A", "B"], 4, bench="^x", envs={"B": {"V": "1"}},
+                                    between=after.append)
+    assert [r[0] for r in scratch.runs] == list("ABBAABBA")
+    # Each asv run is one round, appended; each commit keeps its own environment.
+    assert all(r[1] == "^x" and r[3] for r in scratch.runs)
+    assert {r[0]: r[2] for r in scratch.runs} == {"A": None, "B": {"V": "1"}}
+    assert after == [1, 2, 3, 4] and walls == {"A": 8.0, "B": 8.0}
+
+
+def test_one_round_adds_its_samples_to_the_commits_earlier_ones(tmp_path, monkeypatch):
+    seen = {}
+
+    def fake_asv(self, args, extra_env=None, quiet=False, progress=None):
+        seen["args"] = args
+        return "· Discovering benchmarks\n· Benchmarking existing"
+
+    monkeypatch.setattr(Scratch, "_asv", fake_asv)
+    scratch = object.__new__(Scratch)
+    scratch.launch_method = "forkserver"
+    Scratch.run(scratch, "abc", bench="^x", one_round=True)
+    args = seen["args"]
+    assert args[args.index("--attribute") + 1] == "rounds=1" and "--append-samples" in args
+    Scratch.run(scratch, "abc")
+    assert "--attribute" not in seen["args"] and "--append-samples" not in seen["args"]
