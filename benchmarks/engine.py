@@ -22,8 +22,9 @@ The engine serves one benchmark process at a time, in the order they connect; a 
 that fails comes back as the exception it raised (NotImplementedError stays a skip). A
 benchmark process killed mid-block (asv's timeout) leaves the engine serving the next.
 
-Engines are found by a key: the interpreter, this folder's sources and the environment
-variables that change how TensorFlow runs; a run with other settings starts its own. Their
+Engines are found by a key: the interpreter, what is installed for it, this folder's
+sources and the environment variables that change how TensorFlow runs; a run with other
+settings, or another stack installed in the same environment, starts its own. Their
 sockets live in a folder only this user can open (TFGPUBENCH_ENGINE_DIR, else one under
 the system's temporary folder). Python 3.8 syntax: the oldest stacks run it.
 """
@@ -82,16 +83,31 @@ def sources_fingerprint(package_dir=PACKAGE_DIR):
     return ";".join(parts)
 
 
-def engine_key(executable, fingerprint, environ):
+def installed_fingerprint(paths=None):
+    """The distributions installed for this interpreter, by their dist-info folders (whose
+    names carry the versions).
+
+    asv continuous (so `tfgpubench gate`) measures two stacks in one environment, one
+    round at a time: between rounds it installs the other stack's TensorFlow there. An
+    engine still running the previous TensorFlow must not serve the next round.
+    """
+    names = []
+    for entry in sys.path if paths is None else paths:
+        if os.path.basename(entry) in ("site-packages", "dist-packages") and os.path.isdir(entry):
+            names += [name for name in os.listdir(entry) if name.endswith(".dist-info")]
+    return ";".join(sorted(names))
+
+
+def engine_key(executable, fingerprint, environ, installed=""):
     """Which engine serves a benchmark process: equal for processes that must share one."""
     settings = sorted((k, v) for k, v in environ.items() if k.startswith(KEY_ENV_PREFIXES))
-    text = repr((os.path.realpath(executable), PACKAGE_DIR, fingerprint, settings))
+    text = repr((os.path.realpath(executable), PACKAGE_DIR, fingerprint, settings, installed))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def socket_path(environ=os.environ):
     """The socket of the engine that serves this process."""
-    key = engine_key(sys.executable, sources_fingerprint(), environ)
+    key = engine_key(sys.executable, sources_fingerprint(), environ, installed_fingerprint())
     return os.path.join(engine_dir(environ), key + ".sock")
 
 

@@ -29,7 +29,7 @@ def per_op_timer(ops):
 
 # A sample taken after even a short idle gap runs slow: the CPU, its caches and the
 # framework's threads wake up during its first ops. Blocks timed with gaps of 2 ms
-# between them ran 2-5% slower than back to back, 3-13% with 20 ms gaps (2x2 to
+# between them ran 2-5% slower than back to back, 2-13% with 20 ms gaps (2x2 to
 # 1000x1000, eager, xla, function and graph_loop; 120 blocks of each, alternated, this
 # suite's 2-core VM, 2026-12-01); with the same ops for an eighth of a block run just
 # before, 0-3% (2 ms) and 0-4% (20 ms). asv leaves such a gap before every sample.

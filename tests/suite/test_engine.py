@@ -272,6 +272,24 @@ def test_settings_that_change_tensorflow_get_their_own_engine():
     assert engine.engine_key("/usr/bin/true", "f", base) != key
 
 
+def test_another_stack_installed_in_the_same_environment_gets_its_own_engine(tmp_path):
+    # asv continuous installs the other stack's TensorFlow into the environment between
+    # its interleaved rounds: the engine of the previous one must not serve the next.
+    site = tmp_path / "lib" / "site-packages"
+    (site / "tensorflow_cpu-2.20.0.dist-info").mkdir(parents=True)
+    (site / "numpy-2.4.6.dist-info").mkdir()
+    (site / "tensorflow").mkdir()
+    before = engine.installed_fingerprint([str(site), str(tmp_path / "missing")])
+    assert before == "numpy-2.4.6.dist-info;tensorflow_cpu-2.20.0.dist-info"
+    (site / "tensorflow_cpu-2.20.0.dist-info").rename(site / "tensorflow_cpu-2.21.0.dist-info")
+    after = engine.installed_fingerprint([str(site)])
+    base = {"TF_NUM_INTRAOP_THREADS": "1"}
+    assert (engine.engine_key(sys.executable, "f", base, before)
+            != engine.engine_key(sys.executable, "f", base, after))
+    # This interpreter's own packages are seen: TensorFlow, where the tests run.
+    assert "dist-info" in engine.installed_fingerprint()
+
+
 def test_an_edited_module_changes_the_fingerprint(tmp_path):
     (tmp_path / "multiply.py").write_text("x = 1\n")
     before = engine.sources_fingerprint(str(tmp_path))
