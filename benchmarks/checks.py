@@ -270,9 +270,9 @@ def probe_placement(dtype, mode):
     facts = {"kernel_host_memory": None if mode == "xla" else mul_kernel_host_memory(dtype)}
     try:
         x = common.input_tensor("gpu", 2, dtype)
-        make_run, _ = common.make_multiply_run(mode, x)
+        make_run, _ = common.make_multiply_run(mode)
         with tf.device(common.TF_DEVICE["gpu"]):
-            y = make_run(1)()
+            y = make_run(x, 1)()
     except Exception as error:  # noqa: BLE001  (any failure is the finding)
         facts["error"] = describe_error(error)
         return facts

@@ -14,8 +14,8 @@ import shutil
 import subprocess
 import sys
 
-from .grid import FACTOR, ITEMSIZE, ops_per_block
-from .timing import calibrated_block
+from .grid import FACTOR, ITEMSIZE, input_copies, ops_per_block
+from .timing import in_turn
 
 TF_DEVICE = {"cpu": "/CPU:0", "gpu": "/GPU:0"}
 
@@ -46,8 +46,9 @@ def load_tensorflow():
 
 
 @functools.lru_cache(maxsize=None)
-def input_tensor(device, size, dtype):
-    """The size x size tensor of ones, resident on `device`."""
+def input_tensor(device, size, dtype, copy=0):
+    """The size x size tensor of ones, resident on `device`; each `copy` is another
+    tensor, in memory of its own (grid.input_copies)."""
     load_tensorflow()
     with tf.device(TF_DEVICE[device]):
         return tf.identity(tf.ones([size, size], dtype=dtype))
@@ -76,22 +77,24 @@ def _multiply_chain(x, ops):
     return y
 
 
-def make_multiply_run(mode, x):
-    """(make_run, functions) for `mode` on the tensor `x`.
+def make_multiply_run(mode):
+    """(make_run, functions) for `mode`.
 
-    make_run(ops) returns a zero-argument callable running `ops` multiplies
-    and returning the last result; functions are the tf.functions traced
-    (tests check that timed calls never retrace them). Tensors are passed to
-    tf.function as arguments: a captured constant would be folded away by
-    Grappler and only the call would be timed.
+    make_run(x, ops) returns a zero-argument callable running `ops` multiplies of
+    the tensor `x` and returning the last result; functions are the tf.functions
+    traced (tests check that timed calls never retrace them: every copy of an
+    input has the same shape and dtype). Tensors are passed to tf.function as
+    arguments: a captured constant would be folded away by Grappler and only the
+    call would be timed.
     """
     load_tensorflow()
     if mode == "eager":
-        return (lambda ops: lambda: _multiply_block(x, ops)), []
+        # functools.partial is called without a Python frame of its own (see engine.py).
+        return (lambda x, ops: functools.partial(_multiply_block, x, ops)), []
     if mode in ("function", "xla"):
         step = tf.function(_multiply, jit_compile=(mode == "xla"))
 
-        def make_run(ops):
+        def make_run(x, ops):
             def run():
                 for _ in range(ops - 1):  # only the last result kept, as in eager
                     step(x)
@@ -103,10 +106,9 @@ def make_multiply_run(mode, x):
     if mode == "graph_loop":
         loop = tf.function(_multiply_chain)
 
-        def make_run(ops):
+        def make_run(x, ops):
             # The count is an argument: a new length does not retrace.
-            count = tf.constant(ops)
-            return lambda: loop(x, count)
+            return functools.partial(loop, x, tf.constant(ops))
 
         return make_run, [loop]
     raise ValueError(f"unknown mode {mode!r}")
@@ -154,15 +156,17 @@ def wait_for(tensor, op="Slice"):
 
 @functools.lru_cache(maxsize=None)
 def block_runner(device, size, dtype, mode, wait_op="Slice"):
-    """A zero-argument callable running one timed block: traced, warmed up and
-    calibrated to last at least grid.MIN_BLOCK_SECONDS. Its `ops` attribute is
-    the block length, `functions` the tf.functions it calls."""
-    x = input_tensor(device, size, dtype)
-    make_run, functions = make_multiply_run(mode, x)
+    """The case's timing.InTurn: one block per copy of the input (grid.input_copies),
+    each a zero-argument callable running the ops and the wait, traced, warmed up and
+    calibrated to last at least grid.MIN_BLOCK_SECONDS. Its `ops` attribute is the
+    blocks' length, `functions` the tf.functions they call."""
+    inputs = [input_tensor(device, size, dtype, copy)
+              for copy in range(input_copies(size, dtype))]
+    make_run, functions = make_multiply_run(mode)
     scope = TF_DEVICE[device]
 
-    def make_block(ops):
-        run = make_run(ops)
+    def make_block(ops, copy):
+        run = make_run(inputs[copy], ops)
 
         def timed_block():
             # The wait's ops go on the same device: outside the scope TensorFlow
@@ -174,7 +178,9 @@ def block_runner(device, size, dtype, mode, wait_op="Slice"):
         timed_block.functions = functions
         return timed_block
 
-    return calibrated_block(make_block, ops_per_block(size))
+    blocks = in_turn(make_block, ops_per_block(size), len(inputs))
+    blocks.functions = functions
+    return blocks
 
 
 # --- memory -------------------------------------------------------------------------
@@ -249,9 +255,10 @@ def memory_skip_reason(size, dtype, available, copies=4):
     """Why size x size of dtype would not fit in `available` bytes, or None.
 
     A block holds the input, an output being written and one being freed;
-    `copies` leaves room for the allocator on top.
+    `copies` leaves room for the allocator on top; the input's other copies
+    (grid.input_copies) come on top of that.
     """
-    needed = copies * size * size * ITEMSIZE[dtype]
+    needed = (copies - 1 + input_copies(size, dtype)) * size * size * ITEMSIZE[dtype]
     if available is not None and needed > available:
         return (
             f"{size}x{size} {dtype} needs ~{needed / 2**20:.0f} MiB, "

@@ -331,11 +331,18 @@ class Work:
         return self._block(builder, *args).ops
 
     def run(self, builder, *args):
-        """Seconds of one call of the block, its ops and the wait, timed right after its
-        warm-up ran (timing.warm_and_time): the engine idled while asv took the last sample."""
-        from .timing import warm_and_time
-
-        return warm_and_time(self._block(builder, *args))
+        """Seconds of one call of the block whose turn it is (timing.InTurn), its ops and
+        the wait, timed right after its warm-up ran: the engine idled while asv took the
+        last sample. Timed here, not in a helper: every frame between serve and the op is
+        one more that TensorFlow records with each eager op (see _requests)."""
+        blocks = self._block(builder, *args)
+        block = blocks.current
+        block.warm_up()
+        start = time.perf_counter()
+        block()
+        seconds = time.perf_counter() - start
+        blocks.advance()
+        return seconds
 
     def before_sample(self, builder, *args):
         from .timing import before_sample
@@ -348,13 +355,63 @@ class Work:
         return per_op_seconds(self._block(builder, *args), gate=self.gate)
 
 
+# TensorFlow records every calling frame with each eager op, and the cost of a frame grows
+# with how far into its function the call sits (its line is looked up in the line
+# table): a caller whose call came after 300 statements made a 2x2 multiply 35% slower,
+# a short caller 0.4% (paired, 60 loops of 1,000 of each, this suite's 2-core VM,
+# 2026-12-01). So the frames above each op are short, their calls near their top: the
+# socket work is a generator, off the stack while a request runs.
+
+
+def _requests(listener, connections, idle):
+    """(connection, request, args) of each request as it comes, from any connection; ends
+    when idle for `idle` s or asked to quit."""
+    while True:
+        ready = select.select([listener, *connections], [], [], idle)[0]
+        if not ready:
+            return
+        for fd in ready:
+            if fd is listener:
+                connection = Connection(listener.accept()[0].detach())
+                connections[connection.fileno()] = connection
+                continue
+            connection = connections[fd]
+            try:
+                request, args = connection.recv()
+            except (EOFError, OSError):  # the benchmark process ended or was killed
+                del connections[fd]
+                connection.close()
+                continue
+            if request == "quit":
+                with contextlib.suppress(OSError):
+                    connection.send((True, None))
+                return
+            yield connection, request, args
+
+
 def _answer(work, request, args):
-    if request.startswith("_") or not hasattr(work, request):
-        return False, ("ValueError", f"unknown request {request!r}", "")
+    method = None if request.startswith("_") else getattr(work, request, None)
     try:
-        return True, getattr(work, request)(*args)
+        return True, method(*args)
     except Exception as error:  # sent back whole: the benchmark process raises it
+        if not callable(method):
+            return False, ("ValueError", f"unknown request {request!r}", "")
         return False, (type(error).__name__, str(error), traceback.format_exc())
+
+
+def _listen(path):
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(16)
+    return listener
+
+
+def _work(path):
+    from .timing import QuietGate
+
+    # The back-off after a wait that gave up is the engine's own: it outlives the
+    # benchmark processes that ask it to wait.
+    return Work(QuietGate(gave_up_file=path[:-len(".sock")] + ".busy"))
 
 
 def serve(path, idle=IDLE_SECONDS):
@@ -363,35 +420,13 @@ def serve(path, idle=IDLE_SECONDS):
     Requests are answered one at a time, in the order they come, from any number of open
     connections: a benchmark process that keeps its connection open holds up no other.
     """
-    from .timing import QuietGate
-
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(path)
-    listener.listen(16)
-    # The back-off after a wait that gave up is the engine's own: it outlives the
-    # benchmark processes that ask it to wait.
-    work = Work(QuietGate(gave_up_file=path[:-len(".sock")] + ".busy"))
-    connections = {}  # file descriptor: Connection
+    listener, work, connections = _listen(path), _work(path), {}
     try:
-        while True:
-            ready = select.select([listener, *connections], [], [], idle)[0]
-            if not ready:
-                return
-            for fd in ready:
-                if fd is listener:
-                    connection = Connection(listener.accept()[0].detach())
-                    connections[connection.fileno()] = connection
-                    continue
-                connection = connections[fd]
-                try:
-                    request, args = connection.recv()
-                    if request == "quit":
-                        connection.send((True, None))
-                        return
-                    connection.send(_answer(work, request, args))
-                except (EOFError, OSError):  # the benchmark process ended or was killed
-                    del connections[fd]
-                    connection.close()
+        for connection, request, args in _requests(listener, connections, idle):
+            answer = _answer(work, request, args)
+            # A process that ended before its answer: its end of file drops it.
+            with contextlib.suppress(OSError):
+                connection.send(answer)
     finally:
         # The socket goes first: once the listener closes, a benchmark process may start
         # an engine in its place, whose new socket this must not remove.

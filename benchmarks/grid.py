@@ -72,6 +72,23 @@ def calibrated_ops(ops, seconds):
     return max(ops, min(MAX_CALIBRATED_OPS, wanted))
 
 
+# Where an input sits in memory changes what a mid-size op costs: on this suite's 2-core
+# VM, one process timing tf.multiply on six copies of the same 512x512 float32 input
+# (40 loops of each, alternated) read 0.93-1.24x its first copy's time, and four
+# identical processes 1.00-1.16x one another (2026-12-01). One copy's figure is one
+# draw of that spread, different in every process: the suite (and the self-check's
+# bare loop) time each case on several copies in turn, one per sample, so a case's
+# samples span placements. The copies' bytes are capped: a placement matters least
+# where a tensor streams from memory, and the largest tensors would not fit twice.
+INPUT_COPIES = 8
+INPUT_COPIES_BYTES = 64 * 2**20
+
+
+def input_copies(size, dtype):
+    """How many copies of the size x size input a case is timed on, in turn."""
+    return max(1, min(INPUT_COPIES, INPUT_COPIES_BYTES // (size * size * ITEMSIZE[dtype])))
+
+
 def bytes_moved(size, dtype):
     """Bytes one multiply by a scalar reads and writes: size*size elements in, as many out."""
     return 2 * size * size * ITEMSIZE[dtype]

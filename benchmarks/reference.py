@@ -15,7 +15,7 @@ class NumpyScale:
     params = [[2048, 4096]]
     param_names = ["size"]
     unit = "GB/s"
-    version = "6"
+    version = "7"
 
     def setup(self, size):
         self.x = np.ones((size, size), dtype=np.float32)
@@ -46,7 +46,7 @@ class StreamScale:
     params = [[4096, 8192]]
     param_names = ["size"]
     unit = "GB/s"
-    version = "5"
+    version = "6"
 
     def setup(self, size):
         threads = os.cpu_count() or 1

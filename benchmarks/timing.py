@@ -47,7 +47,7 @@ def calibrated_block(make_block, ops, attempts=10):
     one estimate from a short block falls short by orders of magnitude).
 
     The block's `warm_up` is the same block an eighth as long (WARM_UP_PARTS), run
-    untimed right before each sample (`warm_and_time`).
+    untimed right before each sample (the engine's `run`).
     """
     block = make_block(ops)
     block()
@@ -64,18 +64,45 @@ def calibrated_block(make_block, ops, attempts=10):
     return block
 
 
-def warm_and_time(block):
-    """Seconds of one call of `block`, timed right after its warm-up (if any) ran."""
-    warm_up = getattr(block, "warm_up", None)
-    if warm_up is not None:
-        warm_up()
-    start = time.perf_counter()
-    block()
-    return time.perf_counter() - start
+class InTurn:
+    """Blocks alike but for the copy of the input each runs on (grid.input_copies), timed
+    one per sample in turn: `current` is the block the next sample times, its warm-up
+    and before_sample's extra run included; `advance()` moves on once it was timed.
+    The turn is taken outside the timed call, so it costs the sample nothing.
+    """
+
+    def __init__(self, blocks):
+        if not blocks or len({block.ops for block in blocks}) != 1:
+            raise ValueError("blocks in turn must be one or more, of the same length")
+        self.blocks = list(blocks)
+        self.ops = self.blocks[0].ops
+        self.turn = 0
+
+    @property
+    def current(self):
+        return self.blocks[self.turn]
+
+    def advance(self):
+        self.turn = (self.turn + 1) % len(self.blocks)
+
+
+def in_turn(make_block, ops, copies):
+    """InTurn of `copies` blocks: make_block(ops, copy) for copy 0..copies-1, each a
+    zero-argument callable as calibrated_block's. The first copy is calibrated; the
+    others get its length, their warm-up and one untimed call."""
+    first = calibrated_block(lambda n: make_block(n, 0), ops)
+    blocks = [first]
+    for copy in range(1, copies):
+        block = make_block(first.ops, copy)
+        block.warm_up = make_block(first.warm_up.ops, copy)
+        block()
+        blocks.append(block)
+    return InTurn(blocks)
 
 
 def per_op_seconds(block, min_time=0.2, min_blocks=5, gate=None):
-    """Median per-op time of `block` timed back to back for at least `min_time`.
+    """Median per-op time of `block` (or of an InTurn's blocks, in turn) timed back to
+    back for at least `min_time`.
 
     Used by track_ benchmarks that compare two devices side by side in one
     process; the time_ benchmarks leave sampling to asv.
@@ -84,10 +111,13 @@ def per_op_seconds(block, min_time=0.2, min_blocks=5, gate=None):
     spent = 0.0
     while len(samples) < min_blocks or spent < min_time:
         before_sample(block, gate or quiet_gate)
+        timed = getattr(block, "current", block)
         start = time.perf_counter()
-        block()
+        timed()
         elapsed = time.perf_counter() - start
-        samples.append(elapsed / block.ops)
+        if timed is not block:
+            block.advance()
+        samples.append(elapsed / timed.ops)
         spent += elapsed
     samples.sort()
     middle = len(samples) // 2
@@ -197,7 +227,8 @@ quiet_gate = QuietGate()
 
 
 def before_sample(block, gate=quiet_gate):
-    """Wait for a quiet moment; where that meant idling, run `block` once more, untimed.
+    """Wait for a quiet moment; where that meant idling, run `block` (an InTurn's
+    current block) once more, untimed.
 
     A sample taken right after the process slept runs cold: on this suite's 2-core
     VM a 2x2 multiply took 3-5% longer after a 20 ms sleep and 4-10% after 200 ms
@@ -206,4 +237,4 @@ def before_sample(block, gate=quiet_gate):
     as the blocks before it; it costs one block, and only when the gate waited.
     """
     if gate.wait():
-        block()
+        getattr(block, "current", block)()

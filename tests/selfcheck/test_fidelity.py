@@ -1,9 +1,13 @@
 """Fidelity: the suite's value of each case against the bare-loop reference."""
 
+import io
+import sys
+
 import pytest
 
-from tfgpubench.selfcheck import fidelity
+from tfgpubench.selfcheck import fidelity, reference, reference_worker
 from tfgpubench.selfcheck.reference import ReferenceWorker, measure
+from tfgpubench.suite import grid
 
 EAGER = "multiply.Multiply.time_multiply('cpu', 2, 'int32', 'eager')"
 
@@ -66,3 +70,57 @@ def test_two_environments_are_asked_in_turn():
     out = measure([(2, "int32", "eager")], envs, passes=2)
     assert set(out[(2, "int32", "eager")]) == {"default", "slowed"}
     assert set(out[(2, "int32", "eager")]["slowed"]) == {"median", "fast"}
+
+
+def test_the_bare_loop_calls_the_op_through_frames_like_the_suites_engine(monkeypatch, capsys):
+    # TensorFlow records the calling frames with every eager op, each costing more the
+    # further into its function its call sits: the truth must not be slower or faster
+    # for its stack. Both start with `python -c` (one short frame above main and serve).
+    tf = pytest.importorskip("tensorflow")
+    from tests.suite.test_engine import FRAMES_TO_THE_LOOP, LARGEST_CALL_OFFSET, frames_below
+
+    assert reference.WORKER_CODE.startswith("from ") and "main()" in reference.WORKER_CODE
+    seen, real = [], tf.multiply
+
+    def recording(*args, **kwargs):
+        if sys._getframe(2).f_code.co_name == "_loop_times":  # timed, not calibrating
+            seen.append(frames_below("main"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(tf, "multiply", recording)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("2 float32 eager 2 0.02\n"))
+    assert reference_worker.main() == 0
+    assert "loops" in capsys.readouterr().out.splitlines()[-1]
+    assert seen and {len(offsets) for offsets in seen} == {FRAMES_TO_THE_LOOP}
+    assert max(max(offsets) for offsets in seen) <= LARGEST_CALL_OFFSET, {tuple(o) for o in seen}
+
+
+def test_each_bare_loop_runs_on_the_next_copy_of_the_input(monkeypatch):
+    tf = pytest.importorskip("tensorflow")
+    inputs, real = [], tf.multiply
+
+    def recording(x, factor):
+        inputs.append(id(x))
+        return real(x, factor)
+
+    monkeypatch.setattr(tf, "multiply", recording)
+    call = reference_worker.build(tf, 2, "float32", "eager", copies=3)
+    for _ in range(4):
+        call(2)
+    loops = [inputs[i:i + 2] for i in range(0, 8, 2)]
+    assert all(a == b for a, b in loops)  # one loop, one x
+    firsts = [loop[0] for loop in loops]
+    assert len(set(firsts[:3])) == 3 and firsts[3] == firsts[0]
+
+
+def test_the_driver_asks_for_as_many_copies_as_the_suite_times(monkeypatch):
+    pytest.importorskip("tensorflow")
+    with ReferenceWorker() as worker:
+        sent = []
+        write = worker.process.stdin.write
+        monkeypatch.setattr(worker.process.stdin, "write", lambda text: sent.append(text)
+                            or write(text))
+        worker.loops(512, "float32", "eager", 0.02)
+        worker.ask(4096, "float32", "graph_loop")
+    assert sent == [f"512 float32 eager {grid.input_copies(512, 'float32')} 0.02\n",
+                    f"4096 float32 graph_loop {grid.input_copies(4096, 'float32')}\n"]

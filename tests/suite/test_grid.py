@@ -72,11 +72,8 @@ def test_calibration_reaches_the_block_length_where_a_calls_fixed_cost_dwarfs_it
 
 
 def test_a_calibrated_block_comes_with_a_warm_up_an_eighth_as_long():
-    made = []
-
     def make_block(ops):
         def block():
-            made.append(ops)
             time.sleep(1e-4 * ops)
 
         block.ops = ops
@@ -84,10 +81,73 @@ def test_a_calibrated_block_comes_with_a_warm_up_an_eighth_as_long():
 
     block = timing.calibrated_block(make_block, 10)
     assert block.warm_up.ops == max(1, block.ops // timing.WARM_UP_PARTS) >= 12
-    del made[:]
-    seconds = timing.warm_and_time(block)
-    # The warm-up runs right before the block (untimed: test_engine checks the time).
-    assert made == [block.warm_up.ops, block.ops] and seconds >= 1e-4 * block.ops
+
+
+def test_the_input_is_copied_where_copies_are_cheap_and_never_beyond_the_budget():
+    copies = {size: grid.input_copies(size, "float32") for size in grid.SIZES}
+    assert copies[2] == copies[512] == grid.INPUT_COPIES > 1
+    assert copies[4096] == 1  # 64 MiB: a second copy would not fit the budget
+    for size, count in copies.items():
+        assert count == 1 or count * size * size * 4 <= grid.INPUT_COPIES_BYTES
+
+
+def test_samples_take_the_copies_in_turn_each_with_its_own_warm_up():
+    ran = []
+
+    def make_block(ops, copy):
+        def block():
+            ran.append((copy, ops))
+            time.sleep(1e-4 * ops)
+
+        block.ops = ops
+        return block
+
+    blocks = timing.in_turn(make_block, 10, copies=3)
+    length, warm_up = blocks.ops, blocks.blocks[0].warm_up.ops
+    assert [b.ops for b in blocks.blocks] == [length] * 3
+    assert [b.warm_up.ops for b in blocks.blocks] == [warm_up] * 3
+    # Copies 1 and 2 ran once untimed when made (copy 0 while calibrated).
+    assert ran[-2:] == [(1, length), (2, length)]
+    del ran[:]
+    for _ in range(4):
+        blocks.current.warm_up()
+        blocks.current()
+        blocks.advance()
+    assert ran == [(c, n) for c in (0, 1, 2, 0) for n in (warm_up, length)]
+
+
+def test_blocks_in_turn_must_share_a_length():
+    def block_of(ops):
+        def block():
+            pass
+
+        block.ops = ops
+        return block
+
+    with pytest.raises(ValueError, match="same length"):
+        timing.InTurn([block_of(10), block_of(20)])
+    with pytest.raises(ValueError):
+        timing.InTurn([])
+
+
+def test_track_timing_takes_the_copies_in_turn_too():
+    ran = []
+
+    def block_for(copy):
+        def block():
+            ran.append(copy)
+            time.sleep(0.002)
+
+        block.ops = 2
+        return block
+
+    class Quiet:
+        def wait(self):
+            return 0.0
+
+    seconds = timing.per_op_seconds(timing.InTurn([block_for(0), block_for(1)]), min_time=0,
+                                    min_blocks=4, gate=Quiet())
+    assert ran == [0, 1, 0, 1] and 0.001 <= seconds < 0.01
 
 
 # --- the quiet gate -----------------------------------------------------------------

@@ -12,8 +12,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+from ..suite import grid
 from . import stats
 
+# `python -c`, not `-m`: runpy's two frames would put the worker's loop deeper than the
+# suite's engine calls its ops (see reference_worker's docstring).
+WORKER_CODE = "from tfgpubench.selfcheck.reference_worker import main; raise SystemExit(main())"
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 STATISTICS = ("median", "fast")
 
@@ -24,7 +28,7 @@ class ReferenceWorker:
 
     def __init__(self, extra_env=None):
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "tfgpubench.selfcheck.reference_worker"],
+            [sys.executable, "-c", WORKER_CODE],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
             env=dict(os.environ, **(extra_env or {})), cwd=PACKAGE_ROOT,
         )
@@ -37,14 +41,15 @@ class ReferenceWorker:
         return json.loads(line)
 
     def ask(self, size, dtype, mode):
-        self.process.stdin.write(f"{size} {dtype} {mode}\n")
+        self.process.stdin.write(f"{size} {dtype} {mode} {grid.input_copies(size, dtype)}\n")
         self.process.stdin.flush()
         answer = self._read()
         return None if "error" in answer else {k: answer[k] for k in STATISTICS}
 
     def loops(self, size, dtype, mode, seconds):
         """Per-op seconds of every ~10 ms loop of the case, back to back for `seconds`."""
-        self.process.stdin.write(f"{size} {dtype} {mode} {seconds}\n")
+        copies = grid.input_copies(size, dtype)
+        self.process.stdin.write(f"{size} {dtype} {mode} {copies} {seconds}\n")
         self.process.stdin.flush()
         answer = self._read()
         if "error" in answer:

@@ -2,7 +2,7 @@
 
     python -m tfgpubench.selfcheck.reference_worker
 
-reads one cpu case per line on stdin ("size dtype mode") and answers one JSON
+reads one cpu case per line on stdin ("size dtype mode copies") and answers one JSON
 line: the median per-op time of the call timed with nothing but
 time.perf_counter around a loop of it, and its fast time (the 10th percentile
 of the loops: the op while the machine ran at full speed), or why it could not
@@ -18,9 +18,21 @@ a device must write it (the scope costs ~3% of a 2x2 eager op here).
 
 n is chosen so a timed loop lasts ~10 ms, as the suite's blocks do; eager and
 graph ops on the CPU have finished when the call returns, so no wait is timed.
-"size dtype mode SECONDS" asks instead for every loop's per-op time, loops
+"size dtype mode copies SECONDS" asks instead for every loop's per-op time, loops
 run back to back for SECONDS (the machine's own steadiness: selfcheck's
 stability part).
+
+Where an input sits in memory changes a mid-size op's time by up to ~25% (see
+the suite's grid.input_copies): x is made `copies` times, and each loop runs on
+the next copy in turn, as each of the suite's samples does; one loop, one x.
+
+The loop calls the op through as many Python frames as the suite's engine does
+(TensorFlow records the calling frames with every eager op): started with
+`python -c` (reference.WORKER_CODE), main -> _answer -> loop_times -> _loop_times
+-> the loop, as the engine's serve -> _answer -> run -> block -> _multiply_block,
+every one short with its call near its top (the cost of a frame grows with the
+offset of its call: the suite's engine.py).
+tests/selfcheck/test_fidelity.py holds the two alike.
 
 Several workers (the default environment and a slowed one, for sensitivity)
 are asked in turn by the driver, never at the same time.
@@ -36,12 +48,20 @@ TARGET_SECONDS = 0.01
 SAMPLES = 30
 
 
-def build(tf, size, dtype, mode):
-    """(call(n) running n multiplies, label) for one case."""
+def build(tf, size, dtype, mode, copies=1):
+    """call(n) running n multiplies of one case, each call on the next of `copies`
+    copies of x."""
     with tf.device("/CPU:0"):
-        x = tf.ones([size, size], dtype=dtype)
+        xs = [tf.ones([size, size], dtype=dtype) for _ in range(copies)]
+    turn = [0]
+
+    def next_x():
+        turn[0] = (turn[0] + 1) % copies
+        return xs[turn[0]]
+
     if mode == "eager":
         def call(n):
+            x = next_x()
             for _ in range(n):
                 tf.multiply(x, 2)
         return call
@@ -49,6 +69,7 @@ def build(tf, size, dtype, mode):
         f = tf.function(lambda t: tf.multiply(t, 2), jit_compile=(mode == "xla"))
 
         def call(n):
+            x = next_x()
             for _ in range(n):
                 f(x)
         return call
@@ -63,7 +84,7 @@ def build(tf, size, dtype, mode):
         counts = {}
 
         def call(n):
-            chain(x, counts.setdefault(n, tf.constant(n)))
+            chain(next_x(), counts.setdefault(n, tf.constant(n)))
         return call
     raise ValueError(f"unknown mode {mode!r}")
 
@@ -110,27 +131,40 @@ def _loop_times(call, n, count=None, seconds=None):
     return samples
 
 
-def main():
+def _requests(lines):
+    """((size, dtype, mode, copies), seconds or None) of each request line."""
+    for line in lines:
+        size, dtype, mode, copies, *seconds = line.split()
+        yield (int(size), dtype, mode, int(copies)), (float(seconds[0]) if seconds else None)
+
+
+def _answer(tf, built, key, seconds):
+    try:
+        if key not in built:
+            built[key] = build(tf, *key)
+        if seconds is not None:
+            loops, n = loop_times(built[key], tf.device("/CPU:0"), seconds)
+            return {"loops": loops, "n": n}
+        median, fast, n = per_op_times(built[key], tf.device("/CPU:0"))
+        return {"median": median, "fast": fast, "n": n}
+    except Exception as error:  # a case that fails must not stop the others
+        return {"error": f"{type(error).__name__}: {str(error).splitlines()[0][:200]}"}
+
+
+def _start():
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     import tensorflow as tf
 
-    built = {}
     print(json.dumps({"ready": True, "tensorflow": tf.__version__}), flush=True)
-    for line in sys.stdin:
-        size, dtype, mode, *seconds = line.split()
-        key = (int(size), dtype, mode)
-        try:
-            if key not in built:
-                built[key] = build(tf, *key)
-            if seconds:
-                loops, n = loop_times(built[key], tf.device("/CPU:0"), float(seconds[0]))
-                answer = {"loops": loops, "n": n}
-            else:
-                median, fast, n = per_op_times(built[key], tf.device("/CPU:0"))
-                answer = {"median": median, "fast": fast, "n": n}
-        except Exception as error:  # a case that fails must not stop the others
-            answer = {"error": f"{type(error).__name__}: {str(error).splitlines()[0][:200]}"}
-        print(json.dumps(answer), flush=True)
+    return tf
+
+
+def main():
+    # Short, with the call near the top, as every function above the loop: TensorFlow
+    # looks up each calling frame's line with every eager op (the suite's engine.py).
+    tf, built = _start(), {}
+    for key, seconds in _requests(sys.stdin):
+        print(json.dumps(_answer(tf, built, key, seconds)), flush=True)
     return 0
 
 
