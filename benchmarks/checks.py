@@ -336,8 +336,8 @@ def probe_wait(op, available):
     scope = common.TF_DEVICE["gpu"]
 
     def block(size, ops, wait=True):
-        make_run, _ = common.make_multiply_run("eager", common.input_tensor("gpu", size, "float32"))
-        run = make_run(ops)
+        make_run, _ = common.make_multiply_run("eager")
+        run = make_run(common.input_tensor("gpu", size, "float32"), ops)
 
         def call():
             with tf.device(scope):
@@ -512,7 +512,9 @@ def skip_reason(device, size, dtype, mode):
     reason = common.tensorflow_missing() or check_reason(device, dtype, mode)
     if reason:
         return reason
-    reason = common.memory_skip_reason(size, dtype, common.free_host_memory())
+    inputs = common.input_copies(size, dtype)  # the block's copies of its input
+    reason = common.memory_skip_reason(size, dtype, common.free_host_memory(), inputs=inputs)
     if reason is None and device == "gpu" and sys.platform != "darwin":
-        reason = common.memory_skip_reason(size, dtype, common.free_gpu_memory())
+        reason = common.memory_skip_reason(size, dtype, common.free_gpu_memory(),
+                                           inputs=inputs)
     return reason

@@ -160,8 +160,10 @@ def block_runner(device, size, dtype, mode, wait_op="Slice"):
     each a zero-argument callable running the ops and the wait, traced, warmed up and
     calibrated to last at least grid.MIN_BLOCK_SECONDS. Its `ops` attribute is the
     blocks' length, `functions` the tf.functions they call."""
-    inputs = [input_tensor(device, size, dtype, copy)
-              for copy in range(input_copies(size, dtype))]
+    # Copy 0 is asked for as every other caller asks for the input (the cache keys on
+    # the arguments as written), so it is the same tensor, not one more.
+    inputs = [input_tensor(device, size, dtype)] + [
+        input_tensor(device, size, dtype, copy) for copy in range(1, input_copies(size, dtype))]
     make_run, functions = make_multiply_run(mode)
     scope = TF_DEVICE[device]
 
@@ -251,14 +253,14 @@ def free_gpu_memory():
         return None
 
 
-def memory_skip_reason(size, dtype, available, copies=4):
+def memory_skip_reason(size, dtype, available, copies=4, inputs=1):
     """Why size x size of dtype would not fit in `available` bytes, or None.
 
     A block holds the input, an output being written and one being freed;
-    `copies` leaves room for the allocator on top; the input's other copies
-    (grid.input_copies) come on top of that.
+    `copies` leaves room for the allocator on top; `inputs` - 1 more copies of
+    the input come on top of that (TensorFlow's cases: grid.input_copies).
     """
-    needed = (copies - 1 + input_copies(size, dtype)) * size * size * ITEMSIZE[dtype]
+    needed = (copies - 1 + inputs) * size * size * ITEMSIZE[dtype]
     if available is not None and needed > available:
         return (
             f"{size}x{size} {dtype} needs ~{needed / 2**20:.0f} MiB, "

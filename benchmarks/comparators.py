@@ -4,7 +4,9 @@ Is the fixed cost of a small multiply TensorFlow's, or any Python framework's on
 device? torch_multiply.py, jax_multiply.py and numpy_multiply.py time the same
 multiply on the same grid (sizes, dtypes) with multiply.py's method: a block of ops
 calibrated to last >= 10 ms, one wait at its end, a per-op clock handed to asv, inputs
-and compiled functions from cached getters, a skip with its reason in setup.
+and compiled functions from cached getters, a skip with its reason in setup. One
+difference is left: they time one copy of their input, where TensorFlow's cases take
+grid.input_copies copies in turn.
 
 Each comparator module imports its framework on first use, never at module level, and
 none imports TensorFlow: importing the suite never requires a comparator, and a machine

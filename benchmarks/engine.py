@@ -264,7 +264,8 @@ def block(builder, *args, handle=None):
     """The block `builder(*args)` returns in the engine, built there once.
 
     builder is "module:function" of this folder; the function runs in the engine, returns
-    a callable with an `ops` attribute (one timed call: its ops and the wait), and raises
+    a timing.InTurn of blocks (each one timed call, its ops and the wait, with an `ops`
+    attribute and a `warm_up`; one block per copy of the input), and raises
     NotImplementedError with the reason where the case cannot run here, which is raised
     here too (asv: skipped). An environment without TensorFlow starts no engine.
     """
@@ -313,8 +314,8 @@ def builder_function(builder):
 
 
 class Work:
-    """What the engine does for a request: each public method is a request, on the block
-    `builder(*args)` returns, built once and kept for the run."""
+    """What the engine does for a request: each public method is a request, on the blocks
+    in turn (timing.InTurn) `builder(*args)` returns, built once and kept for the run."""
 
     def __init__(self, gate):
         self.gate = gate

@@ -8,8 +8,9 @@ LARGE_SIZES = [1000, 2048, 4096]
 
 
 def multiply_block(device, size, dtype, mode):
-    """Run in the TensorFlow engine (engine.py): the case's calibrated block of multiplies
-    ending with the wait, or NotImplementedError with the reason it cannot run here."""
+    """Run in the TensorFlow engine (engine.py): the case's calibrated blocks of multiplies
+    ending with the wait, one per copy of the input, taken in turn (timing.InTurn), or
+    NotImplementedError with the reason it cannot run here."""
     from .checks import skip_reason, wait_op
     from .common import block_runner
 

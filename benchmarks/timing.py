@@ -47,7 +47,7 @@ def calibrated_block(make_block, ops, attempts=10):
     one estimate from a short block falls short by orders of magnitude).
 
     The block's `warm_up` is the same block an eighth as long (WARM_UP_PARTS), run
-    untimed right before each sample (the engine's `run`).
+    untimed right before each sample (the engine's `run`; the comparators' `setup`).
     """
     block = make_block(ops)
     block()
@@ -72,9 +72,10 @@ class InTurn:
     """
 
     def __init__(self, blocks):
+        blocks = list(blocks)
         if not blocks or len({block.ops for block in blocks}) != 1:
             raise ValueError("blocks in turn must be one or more, of the same length")
-        self.blocks = list(blocks)
+        self.blocks = blocks
         self.ops = self.blocks[0].ops
         self.turn = 0
 

@@ -107,3 +107,12 @@ def test_numpy_reference_reports_a_bandwidth():
     bench = reference.NumpyScale()
     bench.setup(2048)
     assert bench.track_numpy_scale_bandwidth(2048) > 0
+
+
+def test_the_gpu_wait_probe_runs_its_blocks_here_too():
+    # The probe runs only where a GPU is listed; under soft placement its '/GPU:0' blocks
+    # run on this CPU, so the code path (its blocks and reads) is exercised without one.
+    # 100 MiB: room for 2048x2048 float32 blocks, not 4096x4096.
+    facts = checks.probe_wait("Slice", 100 * 2**20)
+    assert facts["sizes"] == (512, 2048)
+    assert all(seconds > 0 for seconds in facts["waited"].values())

@@ -1,11 +1,12 @@
 """The truth the self-check holds the suite to: the same TensorFlow call in a bare loop.
 
-    python -m tfgpubench.selfcheck.reference_worker
+    python -c "from tfgpubench.selfcheck.reference_worker import main; raise SystemExit(main())"
 
-reads one cpu case per line on stdin ("size dtype mode copies") and answers one JSON
-line: the median per-op time of the call timed with nothing but
-time.perf_counter around a loop of it, and its fast time (the 10th percentile
-of the loops: the op while the machine ran at full speed), or why it could not
+(reference.WORKER_CODE; not `-m`: see below) reads one cpu case per line on
+stdin ("size dtype mode copies") and answers one JSON line: the median per-op
+time of the call timed with nothing but time.perf_counter around a loop of it,
+and its fast time (the 10th percentile of the loops: the op while the machine
+ran at full speed), or why it could not
 be timed. It shares no code with the suite (benchmarks/): it is what a user
 would write. Every loop runs under one tf.device('/CPU:0'), as a user choosing
 a device must write it (the scope costs ~3% of a 2x2 eager op here).
