@@ -391,6 +391,8 @@ def _requests(listener, connections, idle):
 
 
 def _answer(work, request, args):
+    # An unknown request is told apart only when the call fails: checking first would put
+    # the call further into this frame (see above).
     method = None if request.startswith("_") else getattr(work, request, None)
     try:
         return True, method(*args)
