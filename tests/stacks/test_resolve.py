@@ -13,10 +13,17 @@ manylinux tags pip does not add by itself. Linux rows resolve their cuda pins to
 and tensorflow[and-cuda]'s nvidia-* requirements must agree with requirements.py's
 table of tested CUDA and cuDNN versions.
 
+pip runs in its own virtual environment, with a pip new enough (RESOLVER_PIP) to
+read each wheel's metadata with HTTP range requests (--use-feature=fast-deps) and
+download no wheel in a dry run. Where the index serves no PEP 658 metadata files,
+as this project's VM's route to PyPI does not, an older pip downloads every wheel:
+6.3 GB for one CUDA resolution of the comparators, and 8 at a time filled a CI
+machine's disk.
+
 Each resolution costs pip ~10-15 s of CPU (it parses the index pages of ~40
 projects), so this resolves the oldest and newest Python each row claims for
-each architecture: 88 resolutions, 12 min 6 s on this project's 2-core VM with
-8 at a time (21 CPU-minutes), fewer minutes with more cores.
+each architecture: 86 resolutions, 6 min 23 s with 8 at a time on a 2-core AMD
+EPYC VM (2026-12-01), 0.04 GB of disk at the peak.
 TFGPUBENCH_RESOLVE_ALL=1 resolves every Python a row claims (144).
 """
 
@@ -44,6 +51,9 @@ STACKS = load_table(ROOT / "stacks.toml")
 LINUX_GLIBC = (2, 31)
 PARALLEL = 8
 PYPI = "https://pypi.org/simple"
+# pip 25.0 still downloads whole wheels in a dry run with fast-deps; 26.3 does not
+# (measured on this project's VM, 2026-12-01).
+RESOLVER_PIP = "pip>=26.3"
 
 
 # A comparator row's wheels are keyed OS-ARCH; numpy 2.4's macOS arm64 wheels need
@@ -118,17 +128,30 @@ def test_markers_are_the_targets():
     assert target_markers("manylinux2014_x86_64", "3.11")["platform_system"] == "Linux"
 
 
-def resolve(platform_tags, python, pins):
+@pytest.fixture(scope="module")
+def resolver_python(tmp_path_factory):
+    """The Python of a virtual environment with RESOLVER_PIP, from PyPI."""
+    where = tmp_path_factory.mktemp("resolver")
+    subprocess.run([sys.executable, "-m", "venv", str(where)], check=True)
+    python = str(where / "bin" / "python")
+    subprocess.run([python, "-m", "pip", "install", "--quiet", "--index-url", PYPI,
+                    RESOLVER_PIP], check=True, env=pypi_only_environment(), timeout=300)
+    return python
+
+
+def resolve(resolver, platform_tags, python, pins):
     """pip's report of what it would install, or the last line of its error. Markers are
-    evaluated for the target machine (pip_for_target.py), as pip would evaluate them there."""
+    evaluated for the target machine (pip_for_target.py), as pip would evaluate them there.
+    `resolver` is the Python whose pip resolves."""
     with tempfile.TemporaryDirectory() as scratch:
         report = Path(scratch) / "report.json"
         markers = json.dumps(target_markers(platform_tags[0], python))
-        cmd = [sys.executable, str(PIP_FOR_TARGET), markers, "install", "--dry-run", "--quiet",
+        cmd = [resolver, str(PIP_FOR_TARGET), markers, "install", "--dry-run", "--quiet",
                "--index-url", PYPI, "--target", str(Path(scratch) / "target"),
                "--report", str(report),
                "--only-binary=:all:", "--implementation", "cp", "--python-version", python,
-               "--ignore-installed", "--no-warn-script-location"]
+               "--ignore-installed", "--no-warn-script-location",
+               "--use-feature=fast-deps"]
         for tag in platform_tags:
             cmd += ["--platform", tag]
         out = subprocess.run([*cmd, *pins], capture_output=True, text=True, timeout=900,
@@ -173,14 +196,14 @@ def problems_of(stack, arch, python, variant, pins, report):
     return problems
 
 
-def test_every_stack_resolves_where_its_row_claims():
+def test_every_stack_resolves_where_its_row_claims(resolver_python):
     every_python = os.environ.get("TFGPUBENCH_RESOLVE_ALL") == "1"
     jobs = [(stack, arch, python, variant, pins)
             for stack in STACKS for arch, python, variant, pins in claimed(stack, every_python)]
 
     def run(job):
         stack, arch, python, variant, pins = job
-        report, error = resolve(platforms(stack, arch), python, pins)
+        report, error = resolve(resolver_python, platforms(stack, arch), python, pins)
         if error:
             return [f"{stack.label} {stack.os} {arch} Python {python} {variant}: {error}"]
         return problems_of(stack, arch, python, variant, pins, report)
