@@ -13,6 +13,7 @@ from tfgpubench.diagnosis import (  # noqa: E402
     diagnose,
     format_diagnosis,
     format_placement,
+    huge_pages,
     stack_of,
     stack_requirements,
 )
@@ -130,3 +131,20 @@ def test_cli_outside_a_checkout_says_where_it_looked(tmp_path):
     )
     assert out.returncode != 0
     assert "asv.conf.json: no asv configuration here" in out.stderr
+
+
+def test_huge_pages_reads_the_bracketed_mode_and_is_none_without_the_setting(tmp_path):
+    setting = tmp_path / "enabled"
+    setting.write_text("always [madvise] never\n")
+    assert huge_pages(setting) == "madvise"
+    setting.write_text("[always] madvise never\n")
+    assert huge_pages(setting) == "always"
+    assert huge_pages(tmp_path / "missing") is None
+
+
+def test_the_huge_page_mode_is_printed_with_what_it_costs_a_large_op(diagnosis):
+    for mode, words in (("madvise", "page-faults every 4 KiB"), ("never", "off"),
+                        ("always", "2 MiB pages")):
+        text = format_diagnosis({**diagnosis, "huge_pages": mode})
+        assert f"transparent huge pages: {mode} (" in text and words in text
+    assert "huge pages" not in format_diagnosis({**diagnosis, "huge_pages": None})

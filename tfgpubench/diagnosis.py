@@ -3,7 +3,9 @@ pairs them, which devices TensorFlow sees, the GPU self-check, and for each dtyp
 and mode whether a '/GPU:0' multiply is measured here; as plain data, and as text."""
 
 import platform
+import re
 from dataclasses import asdict
+from pathlib import Path
 
 from . import format as fmt
 from .pairing import pairing_verdict
@@ -20,6 +22,31 @@ KERNEL_WORDS = {
     False: "device-memory kernel: computes on the GPU",
     None: "no GPU kernel in this TensorFlow build",
 }
+
+# Linux's transparent huge pages decide what a large CPU op pays for its result.
+# TensorFlow maps each large result afresh and does not ask for huge pages, so under
+# 'madvise' or 'never' every 4 KiB of it page-faults when first written, every op: a
+# 4096x4096 float32 eager multiply took 16,385 minor faults and 37-41 ms per op on a
+# 2-core AMD EPYC VM, and 544 faults and 13-27 ms with 'always' (2026-12-01, README).
+HUGE_PAGES_SETTING = Path("/sys/kernel/mm/transparent_hugepage/enabled")
+HUGE_PAGE_WORDS = {
+    "always": "large CPU results get 2 MiB pages",
+    "madvise": "TensorFlow does not ask for them: a large CPU result page-faults every "
+               "4 KiB each op (4096x4096 float32 eager: 1.4-3x slower than under 'always' on a "
+               "2-core VM)",
+}
+HUGE_PAGE_WORDS["never"] = HUGE_PAGE_WORDS["madvise"].replace(
+    "TensorFlow does not ask for them", "off")
+
+
+def huge_pages(setting=HUGE_PAGES_SETTING):
+    """Linux's transparent-huge-page mode ('always', 'madvise' or 'never'), or None
+    where the system has no such setting (macOS, a kernel without it)."""
+    try:
+        match = re.search(r"\[(\w+)\]", Path(setting).read_text())
+    except OSError:
+        return None
+    return match.group(1) if match else None
 
 
 def diagnose(checks, record):
@@ -53,6 +80,7 @@ def diagnose(checks, record):
         "devices": devices,
         "gpu_multiply": gpu_multiply,
         "gpu_checks": record,
+        "huge_pages": huge_pages(),
     }
 
 
@@ -130,6 +158,10 @@ def format_diagnosis(d, checks_record=None):
         lines.append(f"  {device['name']} ({device['type']}{', ' + extra if extra else ''})")
     if not any(device["type"] == "GPU" for device in d["devices"]):
         lines.append("  no GPU: every '/GPU:0' op silently runs on the CPU (soft placement)")
+    mode = d.get("huge_pages")
+    if mode:
+        lines.append(f"transparent huge pages: {mode}"
+                     + (f" ({HUGE_PAGE_WORDS[mode]})" if mode in HUGE_PAGE_WORDS else ""))
     if checks_record:
         lines.append("GPU self-check:")
         lines += ["  " + fmt.check_line(check) for check in checks_record["checks"]]
