@@ -34,9 +34,8 @@ HUGE_PAGE_WORDS = {
     "madvise": "TensorFlow does not ask for them: a large CPU result page-faults every "
                "4 KiB each op (4096x4096 float32 eager: 1.4-3x slower than under 'always' on a "
                "2-core VM)",
+    "never": "off: a large CPU result page-faults every 4 KiB each op",
 }
-HUGE_PAGE_WORDS["never"] = HUGE_PAGE_WORDS["madvise"].replace(
-    "TensorFlow does not ask for them", "off")
 
 
 def huge_pages(setting=HUGE_PAGES_SETTING):
