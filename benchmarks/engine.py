@@ -53,8 +53,30 @@ START_SECONDS = 120.0
 # Environment variables that change what TensorFlow does, so part of an engine's key.
 KEY_ENV_PREFIXES = (
     "TF_", "TFGPUBENCH_", "CUDA_", "NVIDIA_", "XLA_", "OMP_", "MKL_", "KMP_", "ONEDNN_",
-    "DNNL_", "MTL_", "METAL_", "PYTHON", "LD_", "DYLD_",
+    "DNNL_", "MTL_", "METAL_", "PYTHON", "LD_", "DYLD_", "MALLOC_", "GLIBC_",
 )
+# glibc's malloc adapts as a process runs: it serves a large block from fresh pages
+# (mmap) until a block that size was freed, hands the top of its heap back to the kernel
+# once enough of it is free, and gives each thread that allocates an arena of its own,
+# whose heaps it unmaps once they are empty. So whether a 2048x2048 result lands on
+# memory the process already touched, or on new pages the kernel faults in 4 KiB at a
+# time, depends on what the process and its threads allocated before. Counted with
+# getrusage (one-off scripts, this suite's 2-core VM, tensorflow-cpu 2.21.0, 2026-12-02):
+# every cpu case built in one process as in the engine, 512x512 to 2048x2048 samples
+# averaged 364 faults per op, 2048x2048 int32 xla 2,720-4,096 in 5 of 6 samples (18.8 ms
+# against 2.8 ms in another run without them); with the settings below, 45, all but one
+# in the first round, as the heap grows. Fixed thresholds alone made it worse where
+# TensorFlow's threads allocate (1,301 faults per op on average for 2048x2048 float32
+# function in a process of the eight 2048x2048 cases): one arena for every thread keeps
+# their blocks in the one heap that is never handed back. Results above glibc's largest
+# mmap threshold (32 MiB on 64-bit: 4096x4096) are fresh pages every op in every process
+# alike (16,385 faults). Set for the engine where the environment does not set them; no
+# effect where malloc is not glibc's. selfcheck's bare loop runs under the same.
+ALLOCATOR_ENV = {
+    "MALLOC_ARENA_MAX": "1",
+    "MALLOC_MMAP_THRESHOLD_": str(32 * 2**20),
+    "MALLOC_TRIM_THRESHOLD_": str(2**30),
+}
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -71,6 +93,12 @@ def engine_dir(environ=os.environ):
         raise RuntimeError(f"{path} is not private to this user: the TensorFlow engine's socket "
                            f"would be open to others; remove it or set {ENGINE_DIR_ENV}")
     return path
+
+
+def engine_environ(environ=os.environ):
+    """The environment an engine runs under: `environ`, with ALLOCATOR_ENV where it does
+    not set those variables itself."""
+    return dict(ALLOCATOR_ENV, **environ)
 
 
 def sources_fingerprint(package_dir=PACKAGE_DIR):
@@ -146,7 +174,8 @@ def start_engine(path, executable=sys.executable):
         # A session of its own: the engine outlives this process, and a Ctrl-C meant for
         # asv's foreground process group does not reach it mid-block.
         process = subprocess.Popen([executable, "-c", code], stdin=subprocess.DEVNULL,
-                                   stdout=log, stderr=log, start_new_session=True)
+                                   stdout=log, stderr=log, start_new_session=True,
+                                   env=engine_environ())
     deadline = time.monotonic() + START_SECONDS
     while True:
         with contextlib.suppress(OSError):

@@ -56,6 +56,13 @@ def test_the_reference_times_each_mode_with_plain_tensorflow():
         assert worker.ask(2, "float32", "no-such-mode") is None
 
 
+def test_the_bare_loop_runs_under_the_engines_malloc_settings_and_the_extra_environment():
+    engine = reference.suite_module("engine")
+    got = reference.worker_environ({"TF_NUM_INTRAOP_THREADS": "1"}, environ={"HOME": "/h"})
+    assert got == dict(engine.ALLOCATOR_ENV, HOME="/h", TF_NUM_INTRAOP_THREADS="1")
+    assert got == dict(engine.engine_environ({"HOME": "/h"}), TF_NUM_INTRAOP_THREADS="1")
+
+
 def test_a_reference_pass_leaves_out_what_the_bare_loop_cannot_run():
     pytest.importorskip("tensorflow")
     with ReferenceWorker() as worker:

@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..suite import grid
+from ..suite import grid, suite_module
 from . import stats
 
 # `python -c`, not `-m`: runpy's two frames would put the worker's loop deeper than the
@@ -20,6 +20,14 @@ from . import stats
 WORKER_CODE = "from tfgpubench.selfcheck.reference_worker import main; raise SystemExit(main())"
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 STATISTICS = ("median", "fast")
+
+
+def worker_environ(extra_env=None, environ=os.environ):
+    """A worker's environment: the one the suite's TensorFlow engine runs under (its
+    malloc settings: engine.ALLOCATOR_ENV), and `extra_env`. The same process settings,
+    none of the suite's code: without them a bare loop's 2048x2048 ops land on fresh
+    pages in some of its loops and not others, and the two would differ by that."""
+    return dict(suite_module("engine").engine_environ(environ), **(extra_env or {}))
 
 
 class ReferenceWorker:
@@ -30,7 +38,7 @@ class ReferenceWorker:
         self.process = subprocess.Popen(
             [sys.executable, "-c", WORKER_CODE],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-            env=dict(os.environ, **(extra_env or {})), cwd=PACKAGE_ROOT,
+            env=worker_environ(extra_env), cwd=PACKAGE_ROOT,
         )
         self.ready = self._read()
 
