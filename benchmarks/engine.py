@@ -61,14 +61,15 @@ KEY_ENV_PREFIXES = (
 # whose heaps it unmaps once they are empty. So whether a 2048x2048 result lands on
 # memory the process already touched, or on new pages the kernel faults in 4 KiB at a
 # time, depends on what the process and its threads allocated before. Counted with
-# getrusage (one-off scripts, this suite's 2-core VM, tensorflow-cpu 2.21.0, 2026-12-02):
-# every cpu case built in one process as in the engine, 512x512 to 2048x2048 samples
-# averaged 364 faults per op, 2048x2048 int32 xla 2,720-4,096 in 5 of 6 samples (18.8 ms
-# against 2.8 ms in another run without them); with the settings below, 45, all but one
-# in the first round, as the heap grows. Fixed thresholds alone made it worse where
-# TensorFlow's threads allocate (1,301 faults per op on average for 2048x2048 float32
-# function in a process of the eight 2048x2048 cases): one arena for every thread keeps
-# their blocks in the one heap that is never handed back. Results above glibc's largest
+# getrusage (one-off scripts, the README's second VM, a 2-core AMD EPYC, tensorflow-cpu
+# 2.21.0, 2026-12-02): every cpu case built in one process as in the engine, 512x512 to
+# 2048x2048 samples averaged 364 faults per op, 2048x2048 int32 xla 2,720-4,096 in 5 of
+# 6 samples (18.8 ms per op where it faulted every sample, 2.6-3.1 ms where it did not);
+# with the settings below, 45, all but one in the first round, as the heap grows. Fixed
+# thresholds alone made it worse where TensorFlow's threads allocate (1,301 faults per
+# op on average for 2048x2048 float32 function in a process of the eight 2048x2048
+# cases): one arena for every thread keeps their blocks in the one heap that is never
+# handed back. Results above glibc's largest
 # mmap threshold (32 MiB on 64-bit: 4096x4096) are fresh pages every op in every process
 # alike (16,385 faults). Set for the engine where the environment does not set them; no
 # effect where malloc is not glibc's. selfcheck's bare loop runs under the same.
