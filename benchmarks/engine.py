@@ -69,10 +69,10 @@ KEY_ENV_PREFIXES = (
 # thresholds alone made it worse where TensorFlow's threads allocate (1,301 faults per
 # op on average for 2048x2048 float32 function in a process of the eight 2048x2048
 # cases): one arena for every thread keeps their blocks in the one heap that is never
-# handed back. Results above glibc's largest
-# mmap threshold (32 MiB on 64-bit: 4096x4096) are fresh pages every op in every process
-# alike (16,385 faults). Set for the engine where the environment does not set them; no
-# effect where malloc is not glibc's. selfcheck's bare loop runs under the same.
+# handed back. Results above glibc's largest mmap threshold (32 MiB on 64-bit:
+# 4096x4096) are fresh pages every op in every process alike (16,385 faults). Set for
+# the engine where the environment does not set them; no effect where malloc is not
+# glibc's. selfcheck's bare loop runs under the same.
 ALLOCATOR_ENV = {
     "MALLOC_ARENA_MAX": "1",
     "MALLOC_MMAP_THRESHOLD_": str(32 * 2**20),
