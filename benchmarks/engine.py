@@ -35,6 +35,7 @@ import hashlib
 import importlib
 import os
 import re
+import resource
 import select
 import socket
 import subprocess
@@ -100,6 +101,12 @@ def engine_environ(environ=os.environ):
     """The environment an engine runs under: `environ`, with ALLOCATOR_ENV where it does
     not set those variables itself."""
     return dict(ALLOCATOR_ENV, **environ)
+
+
+def minor_faults():
+    """Page faults of this process, every thread, that the kernel served from memory: a
+    fresh page touched for the first time is one."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
 
 def sources_fingerprint(package_dir=PACKAGE_DIR):
@@ -312,19 +319,26 @@ def block(builder, *args, handle=None):
     return made
 
 
-def stop_engines(folder):
-    """Ask every engine serving from `folder` to end; returns how many were asked."""
-    asked = 0
+def ask_engines(folder, request):
+    """The answer to `request` (without arguments) of every engine serving from `folder`
+    that gave one."""
+    answers = []
     for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
         if not name.endswith(".sock"):
             continue
         with contextlib.suppress(OSError, EOFError):
             connection = _connect(os.path.join(folder, name))
-            connection.send(("quit", ()))
-            connection.recv()
+            connection.send((request, ()))
+            ok, answer = connection.recv()
             connection.close()
-            asked += 1
-    return asked
+            if ok:
+                answers.append(answer)
+    return answers
+
+
+def stop_engines(folder):
+    """Ask every engine serving from `folder` to end; returns how many were asked."""
+    return len(ask_engines(folder, "quit"))
 
 
 # --- the engine's side ------------------------------------------------------------------
@@ -350,6 +364,7 @@ class Work:
     def __init__(self, gate):
         self.gate = gate
         self.blocks = {}
+        self.faults = {}
 
     def _block(self, builder, *args):
         key = (builder,) + args
@@ -369,11 +384,19 @@ class Work:
         blocks = self._block(builder, *args)
         block = blocks.current
         block.warm_up()
-        start = time.perf_counter()
+        faults, start = minor_faults(), time.perf_counter()
         block()
         seconds = time.perf_counter() - start
+        faults = (minor_faults() - faults) / block.ops
+        self.faults.setdefault((builder,) + args, []).append(faults)
         blocks.advance()
         return seconds
+
+    def page_faults(self):
+        """{(builder, *args): page faults per op of each call `run` timed} (minor_faults):
+        the self-check holds them beside the bare loop's, as a cause of a time that
+        differs, that a noisy machine does not blur."""
+        return self.faults
 
     def before_sample(self, builder, *args):
         from .timing import before_sample

@@ -45,6 +45,13 @@ def test_quick_run_prints_each_fidelity_figure_with_its_target(tmp_path):
     assert figures["fidelity"]["launch_method"] in ("forkserver", "spawn")
     # Each case has the fast ratio beside the median one (asv recorded its samples).
     assert all(c["fast_ratio"] > 0 for c in figures["fidelity"]["cases"])
+    # And the page faults per op of each side, the engine's come back from its asv runs;
+    # a 2x2 op touches no new memory on either.
+    assert all(c["suite_faults"] is not None and c["bare_faults"] is not None
+               for c in figures["fidelity"]["cases"])
+    assert all(c["suite_faults"] < 1 and c["bare_faults"] < 1
+               for c in figures["fidelity"]["cases"] if c["size"] == 2)
+    assert "cases differ between the suite and the bare loop" in done.stdout
     # The machine's own steadiness comes first, with the figures a FAIL is read against.
     assert "stability: this machine's own speed" in done.stdout
     assert figures["stability"]["loops"] > 100 and figures["stability"]["fast"] > 0

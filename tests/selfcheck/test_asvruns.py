@@ -26,18 +26,23 @@ def test_rounds_alternate_between_commits_reversing_each_round():
     assert after == [1, 2, 3, 4] and walls == {"A": 8.0, "B": 8.0}
 
 
-def test_one_round_adds_its_samples_to_the_commits_earlier_ones(tmp_path, monkeypatch):
+def test_one_round_adds_its_samples_and_page_faults_to_the_commits_earlier_ones(monkeypatch):
     seen = {}
 
-    def fake_asv(self, args, extra_env=None, quiet=False, progress=None):
+    def fake_asv(self, args, extra_env=None, quiet=False, progress=None, engine_faults=None):
         seen["args"] = args
+        # What the run's engine counted: one sample of a block, 3 faults per op.
+        engine_faults.setdefault(("m:f", 1), []).append(3.0)
         return "· Discovering benchmarks\n· Benchmarking existing"
 
     monkeypatch.setattr(Scratch, "_asv", fake_asv)
     scratch = object.__new__(Scratch)
-    scratch.launch_method = "forkserver"
+    scratch.launch_method, scratch.faults = "forkserver", {}
     Scratch.run(scratch, "abc", bench="^x", one_round=True)
     args = seen["args"]
     assert args[args.index("--attribute") + 1] == "rounds=1" and "--append-samples" in args
     Scratch.run(scratch, "abc")
     assert "--attribute" not in seen["args"] and "--append-samples" not in seen["args"]
+    Scratch.run(scratch, "def")
+    assert scratch.page_faults("abc") == {("m:f", 1): [3.0, 3.0]}
+    assert scratch.page_faults("def") == {("m:f", 1): [3.0]} and scratch.page_faults("x") == {}

@@ -12,6 +12,17 @@ from tfgpubench.suite import grid
 EAGER = "multiply.Multiply.time_multiply('cpu', 2, 'int32', 'eager')"
 
 
+def case_id(case):
+    return f"multiply.Multiply.time_multiply('cpu', {case[0]}, '{case[1]}', '{case[2]}')"
+
+
+def _pass(loops, faults=0.0):
+    """A reference pass of `loops` ({case: per-op seconds of each loop}), each loop
+    taking `faults` page faults per op."""
+    return {case: {"loops": times, "faults": [faults] * len(times)}
+            for case, times in loops.items()}
+
+
 def test_each_case_is_compared_with_the_reference_loops_of_every_pass_pooled():
     # Samples as a shared VM records them: mostly fast, a round at the slow level.
     samples = [10.0e-6] * 9 + [10.2e-6] * 6 + [15e-6] * 5
@@ -21,9 +32,10 @@ def test_each_case_is_compared_with_the_reference_loops_of_every_pass_pooled():
     eager, xla = (2, "int32", "eager"), (2, "int32", "xla")
     # Three passes, the machine slower in the middle one; a case one pass could not time
     # (1000 eager) and a skipped case (xla, NaN in asv) are left out.
-    passes = [{eager: [10.0e-6] * 5 + [10.4e-6] * 5, xla: [1e-4], (1000, "int32", "eager"): [1]},
-              {eager: [10.4e-6] * 10, xla: [1e-4]},
-              {eager: [10.0e-6] * 4 + [10.4e-6] * 6, xla: [1e-4]}]
+    passes = [_pass({eager: [10.0e-6] * 5 + [10.4e-6] * 5, xla: [1e-4],
+                     (1000, "int32", "eager"): [1]}),
+              _pass({eager: [10.4e-6] * 10, xla: [1e-4]}),
+              _pass({eager: [10.0e-6] * 4 + [10.4e-6] * 6, xla: [1e-4]})]
     (row,) = fidelity.compare(suite, passes)
     assert row["bare"] == pytest.approx(10.4e-6) and row["ratio"] == pytest.approx(1.0)
     assert row["drift"] == pytest.approx(10.4 / 10.2) and row["ok"]
@@ -35,9 +47,33 @@ def test_each_case_is_compared_with_the_reference_loops_of_every_pass_pooled():
     assert not row["ok"] and not row["fast_ok"]
 
 
+def test_the_page_faults_of_each_side_are_compared_as_means_per_op():
+    big = (2048, "int32", "xla")
+    suite = {case_id(big): {"value": 9e-3, "samples": [9e-3] * 4},
+             case_id((2, "int32", "xla")): {"value": 1e-5, "samples": [1e-5] * 4}}
+    passes = [_pass({big: [3e-3] * 3, (2, "int32", "xla"): [1e-5]}, faults=2.0),
+              _pass({big: [3e-3] * 3, (2, "int32", "xla"): [1e-5]}, faults=4.0)]
+    # The engine's samples: half of them on fresh pages (4,096 faults per op).
+    small_row, big_row = fidelity.compare(suite, passes, {big: [4096.0, 0.0, 4096.0, 0.0]})
+    assert big_row["suite_faults"] == 2048.0 and big_row["bare_faults"] == 3.0
+    # No count from the engine (an older engine, or none ran the case): none shown.
+    assert small_row["suite_faults"] is None and small_row["bare_faults"] == 3.0
+    assert fidelity.fault_mismatches([big_row, small_row]) == [big_row]
+
+
+def test_page_fault_counts_differ_by_more_than_a_tenth_and_one_per_op():
+    def row(suite, bare):
+        return {"suite_faults": suite, "bare_faults": bare}
+
+    same = [row(16385.0, 16385.0), row(16385.0, 15000.0), row(0.0, 0.9), row(None, 3.0)]
+    assert fidelity.fault_mismatches(same) == []
+    differ = [row(16385.0, 14000.0), row(2.0, 0.0), row(0.0, 45.0)]
+    assert fidelity.fault_mismatches(differ) == differ
+
+
 def test_without_recorded_samples_there_is_no_fast_ratio():
     suite = {EAGER: {"value": 10e-6, "samples": None}}
-    (row,) = fidelity.compare(suite, [{(2, "int32", "eager"): [10e-6, 9e-6, 11e-6]}])
+    (row,) = fidelity.compare(suite, [_pass({(2, "int32", "eager"): [10e-6, 9e-6, 11e-6]})])
     assert row["ok"] and row["fast_ratio"] is None and not row["fast_ok"]
     assert fidelity.compare(suite, []) == []
 
@@ -68,7 +104,11 @@ def test_a_reference_pass_leaves_out_what_the_bare_loop_cannot_run():
     with ReferenceWorker() as worker:
         got = fidelity.reference_pass(worker, [(2, "int32", "eager"), (2, "int32", "no-such")],
                                       seconds=0.05)
-    assert list(got) == [(2, "int32", "eager")] and len(got[(2, "int32", "eager")]) >= 2
+    (case,) = got
+    loops, faults = got[case]["loops"], got[case]["faults"]
+    assert case == (2, "int32", "eager") and len(loops) >= 2 and len(faults) == len(loops)
+    # A 2x2 op touches no new memory: hardly a fault per op (a loop is thousands of ops).
+    assert all(0 <= f < 1 for f in faults), faults
 
 
 def test_two_environments_are_asked_in_turn():

@@ -1,6 +1,7 @@
 """The TensorFlow engine: one process per run does the TensorFlow work, so that asv's
 benchmark processes, one per case and round, import no TensorFlow under any launch method."""
 
+import mmap
 import os
 import signal
 import subprocess
@@ -224,6 +225,46 @@ def test_a_run_times_the_block_alone_right_after_its_warm_up_then_passes_the_tur
     work.run("m:f", 1)
     work.run("m:f", 1)
     assert [copy for what, copy in calls if what == "block"] == [0, 1, 0]
+
+
+def touch_fresh_pages(size):
+    """Write one byte in each page of `size` bytes of fresh memory: a page fault each
+    (no huge pages asked for, where the system could give them)."""
+    memory = mmap.mmap(-1, size)
+    if hasattr(mmap, "MADV_NOHUGEPAGE"):
+        memory.madvise(mmap.MADV_NOHUGEPAGE)
+    for offset in range(0, size, mmap.PAGESIZE):
+        memory[offset] = 1
+    memory.close()
+
+
+def test_a_run_counts_the_page_faults_of_the_timed_block_alone_per_op():
+    pages = 1024
+
+    def block():
+        touch_fresh_pages(pages * mmap.PAGESIZE)
+
+    block.ops = 4
+    block.warm_up = lambda: touch_fresh_pages(8 * pages * mmap.PAGESIZE)
+    work = engine.Work(gate=None)
+    work.blocks[("m:f", 1)] = timing.InTurn([block])
+    work.run("m:f", 1)
+    work.run("m:f", 1)
+    (counted,) = work.page_faults()[("m:f", 1)][1:]
+    # pages / ops from the block; the warm-up's eight times as many are not counted.
+    assert pages / 4 <= counted < pages / 4 + 16, counted
+
+
+def test_the_engines_page_faults_are_asked_for_by_the_folder(served):
+    pytest.importorskip("tensorflow")
+    handle, _, path = served
+    block = engine.block(*MULTIPLY, handle=handle)
+    block()
+    block()
+    (counted,) = engine.ask_engines(os.path.dirname(path), "page_faults")
+    assert list(counted) == [MULTIPLY] and len(counted[MULTIPLY]) == 2
+    # A 2x2 multiply touches no new memory.
+    assert all(0 <= faults < 1 for faults in counted[MULTIPLY]), counted
 
 
 def test_the_clock_asv_gets_advances_by_the_engines_time_per_op():

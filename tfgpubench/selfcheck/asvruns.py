@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ..names import GPU_CHECKS_ENV
 from ..runner import ASV_RUN_DEFAULTS, engine_scope, gpu_checks_in
+from ..suite import suite_module
 
 MACHINE = "selfcheck"
 _PROGRESS = re.compile(r"^\[\s*\d+(\.\d+)?%\]")
@@ -48,6 +49,8 @@ class Scratch:
         if launch_method:
             config["launch_method"] = launch_method
         self.launch_method = config.get("launch_method") or "spawn"
+        # {commit: {(builder, *args): page faults per op of each sample}}: see page_faults.
+        self.faults = {}
         self.benchmark_dir = config["benchmark_dir"]
         self.config = self.root / "asv.conf.json"
         self.config.write_text(json.dumps(config, indent=1))
@@ -61,11 +64,13 @@ class Scratch:
         env.update(extra or {})
         return env
 
-    def _asv(self, args, extra_env=None, quiet=False, progress=None):
+    def _asv(self, args, extra_env=None, quiet=False, progress=None, engine_faults=None):
+        """asv's output. engine_faults: a dict the page faults its TensorFlow engines
+        counted are added to ({block: per-op faults of each sample})."""
         command = [sys.executable, "-m", "asv", *args, "--config", str(self.config)]
         env = self.env(extra_env)
         # Each asv run gets TensorFlow engines of its own, ended after it, as under `run`.
-        with engine_scope(env):
+        with engine_scope(env) as folder:
             process = subprocess.Popen(
                 command,
                 stdout=subprocess.PIPE,
@@ -80,6 +85,10 @@ class Scratch:
                 if progress and _PROGRESS.match(line.strip()):
                     progress("    " + line.strip()[:96])
             process.wait()
+            if engine_faults is not None:
+                for counted in suite_module("engine").ask_engines(folder, "page_faults"):
+                    for block, faults in counted.items():
+                        engine_faults.setdefault(block, []).extend(faults)
         output = "".join(lines)
         if process.returncode and not quiet:
             raise RuntimeError(
@@ -112,7 +121,8 @@ class Scratch:
         start = time.perf_counter()
         # A failing benchmark makes asv exit non-zero; the run still counts, and the
         # failure shows in compare as a missing value, so don't stop the self-check.
-        output = self._asv(args, extra_env=extra_env, progress=progress, quiet=True)
+        output = self._asv(args, extra_env=extra_env, progress=progress, quiet=True,
+                           engine_faults=self.faults.setdefault(commit, {}))
         if "Discovering benchmarks" not in output or "Benchmarking" not in output:
             raise RuntimeError(f"asv run did not run:\n{output[-3000:]}")
         return {"wall": time.perf_counter() - start, "output": output}
@@ -142,6 +152,11 @@ class Scratch:
             if between:
                 between(number)
         return walls
+
+    def page_faults(self, commit):
+        """{(builder, *args): minor page faults per op of each sample} the TensorFlow
+        engines counted in the asv runs of `commit` (engine.Work.page_faults)."""
+        return self.faults.get(commit, {})
 
     def compare(self, before, after, factor):
         return self._asv(

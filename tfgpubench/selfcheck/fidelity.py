@@ -19,9 +19,16 @@ ran at full speed. Where the machine's speed changes under the run (a shared
 VM whose neighbours come and go: this one slows by ~1.5x for seconds at a
 time, invisible to /proc), the median ratio measures that too, while the fast
 ratio still shows whether the suite's timing adds anything to the op.
+
+Beside the times, the page faults per op each side took (getrusage around each
+timed call, in the engine and in the bare loop): a result that lands on fresh
+pages costs a fault per 4 KiB, milliseconds at 2048x2048, and whether it does
+depends on the process's allocator, not the op. Unlike a time, a count is not
+blurred by a noisy machine, so unequal counts name the cause of a miss.
 """
 
 import math
+import statistics
 
 from .. import format as fmt
 from ..names import MULTIPLY, case_id
@@ -31,6 +38,8 @@ from .console import progress, section
 from .reference import ReferenceWorker
 
 QUICK_SIZES = [2, 1000]
+# The engine's block of a Multiply case (benchmarks/multiply.py).
+MULTIPLY_BLOCK = "multiply:multiply_block"
 # Each reference pass times each case in ~10 ms loops for this long: ~30 loops a pass.
 PASS_SECONDS = 0.3
 
@@ -39,11 +48,13 @@ def cases(sizes):
     return [(size, dtype, mode) for size in sizes for dtype in grid.DTYPES for mode in grid.MODES]
 
 
-def compare(suite, passes):
+def compare(suite, passes, engine_faults=None):
     """One row per case: the suite against the reference's loops of every pass, pooled.
 
     suite: {case id: {"value": asv's value, "samples": its samples or None}};
-    passes: [{(size, dtype, mode): [per-op seconds of each reference loop]}, ...].
+    passes: [{(size, dtype, mode): {"loops": per-op seconds of each reference loop,
+    "faults": per-op page faults of each}}, ...]; engine_faults: {(size, dtype, mode):
+    per-op page faults of each of the suite's samples}. Faults are compared as means.
     A case is compared where every pass timed it and the suite measured it.
     """
     rows = []
@@ -52,9 +63,11 @@ def compare(suite, passes):
         value = got.get("value")
         if value is None or not math.isfinite(value):
             continue
-        loops = [seconds for p in passes for seconds in p[case]]
+        loops = [seconds for p in passes for seconds in p[case]["loops"]]
+        bare_faults = [faults for p in passes for faults in p[case]["faults"]]
+        suite_faults = (engine_faults or {}).get(case)
         bare, bare_fast = stats.median(loops), stats.fast(loops)
-        pass_medians = [stats.median(p[case]) for p in passes]
+        pass_medians = [stats.median(p[case]["loops"]) for p in passes]
         suite_fast = stats.fast(got.get("samples"))
         fast_ratio = suite_fast / bare_fast if suite_fast is not None else None
         rows.append({
@@ -63,16 +76,30 @@ def compare(suite, passes):
             "ok": stats.within(value / bare),
             "suite_fast": suite_fast, "bare_fast": bare_fast, "fast_ratio": fast_ratio,
             "fast_ok": fast_ratio is not None and stats.within(fast_ratio),
+            "suite_faults": statistics.fmean(suite_faults) if suite_faults else None,
+            "bare_faults": statistics.fmean(bare_faults) if bare_faults else None,
         })
     return rows
 
 
+def fault_mismatches(rows):
+    """The rows whose page faults per op differ between the suite and the bare loop by
+    more than a tenth and more than one per op: where one side's results land on fresh
+    pages and the other's do not."""
+    return [r for r in rows
+            if r["suite_faults"] is not None and r["bare_faults"] is not None
+            and abs(r["suite_faults"] - r["bare_faults"])
+            > max(1.0, 0.1 * max(r["suite_faults"], r["bare_faults"]))]
+
+
 def reference_pass(worker, wanted, seconds=PASS_SECONDS):
-    """{case: per-op seconds of each loop} for every case the worker could time."""
+    """{case: {"loops": per-op seconds of each loop, "faults": per-op page faults of
+    each}} for every case the worker could time."""
     out = {}
     for case in wanted:
         try:
-            out[case] = worker.loops(*case, seconds)
+            loops, faults = worker.loops_and_faults(*case, seconds)
+            out[case] = {"loops": loops, "faults": faults}
         except RuntimeError:  # a case the bare loop cannot run is not compared
             continue
     return out
@@ -95,16 +122,21 @@ def run_part(args, scratch, commit, figures):
         progress(f"  asv run of the same cases, one round at a time ({rounds})...")
         scratch.run_interleaved([commit], rounds, bench=stats.case_regex(MULTIPLY, "cpu", sizes),
                                 between=one_pass, progress=progress)
-    rows = compare(stats.unroll_results(scratch.result_file(commit)), passes)
+    engine_faults = {tuple(block[2:]): faults
+                     for block, faults in scratch.page_faults(commit).items()
+                     if block[:2] == (MULTIPLY_BLOCK, "cpu")}
+    rows = compare(stats.unroll_results(scratch.result_file(commit)), passes, engine_faults)
     tolerance = f"target 1.00 +- {stats.FIDELITY_TOLERANCE:.2f}"
     print(f"  {'case':<30} {'suite/op':>10} {'bare/op':>10} {'ratio':>6}  {tolerance}"
-          f"   {'fast ratio':>10}  (bare: slowest / fastest pass)")
+          f"   {'fast ratio':>10}  (bare: slowest / fastest pass)"
+          "  page faults per op: suite / bare")
     for r in rows:
         label = f"{r['size']}x{r['size']} {r['dtype']} {r['mode']}"
         fast = (f"{r['fast_ratio']:10.3f} {fmt.verdict(r['fast_ok'])}"
                 if r["fast_ratio"] is not None else f"{'-':>10}     ")
         print(f"  {label:<30} {fmt.seconds(r['suite']):>10} {fmt.seconds(r['bare']):>10} "
-              f"{r['ratio']:6.3f}  {fmt.verdict(r['ok']):<25}   {fast}  ({r['drift']:.2f})")
+              f"{r['ratio']:6.3f}  {fmt.verdict(r['ok']):<25}   {fast}  ({r['drift']:.2f})"
+              f"  {_faults(r['suite_faults'])} / {_faults(r['bare_faults'])}")
     for key, what in (("ratio", "median ratio (the recorded value)"),
                       ("fast_ratio", "fast ratio (10th percentiles: what the suite adds)")):
         ratios = [r[key] for r in rows if r[key] is not None]
@@ -112,5 +144,15 @@ def run_part(args, scratch, commit, figures):
             within = sum(stats.within(x) for x in ratios)
             print(f"  {what}: {within}/{len(rows)} within target; "
                   f"{min(ratios):.3f}-{max(ratios):.3f}, median {stats.median(ratios):.3f}")
+    differ = fault_mismatches(rows)
+    print(f"  page faults per op: {len(differ)}/{len(rows)} cases differ between the suite "
+          "and the bare loop (by more than a tenth and one per op)"
+          + "".join(f"\n    {r['size']}x{r['size']} {r['dtype']} {r['mode']}: "
+                    f"{_faults(r['suite_faults'])} / {_faults(r['bare_faults'])}"
+                    for r in differ))
     figures["fidelity"] = {"launch_method": scratch.launch_method, "cases": rows}
     return bool(rows) and all(r["ok"] for r in rows) and len(rows) == len(wanted)
+
+
+def _faults(per_op):
+    return "-" if per_op is None else f"{per_op:,.1f}"

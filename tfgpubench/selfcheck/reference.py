@@ -56,13 +56,18 @@ class ReferenceWorker:
 
     def loops(self, size, dtype, mode, seconds):
         """Per-op seconds of every ~10 ms loop of the case, back to back for `seconds`."""
+        return self.loops_and_faults(size, dtype, mode, seconds)[0]
+
+    def loops_and_faults(self, size, dtype, mode, seconds):
+        """(per-op seconds, per-op minor page faults) of every ~10 ms loop of the case,
+        back to back for `seconds`."""
         copies = grid.input_copies(size, dtype)
         self.process.stdin.write(f"{size} {dtype} {mode} {copies} {seconds}\n")
         self.process.stdin.flush()
         answer = self._read()
         if "error" in answer:
             raise RuntimeError(f"the reference worker could not time the case: {answer['error']}")
-        return answer["loops"]
+        return answer["loops"], answer["faults"]
 
     def close(self):
         self.process.stdin.close()

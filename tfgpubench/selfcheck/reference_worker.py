@@ -21,7 +21,8 @@ n is chosen so a timed loop lasts ~10 ms, as the suite's blocks do; eager and
 graph ops on the CPU have finished when the call returns, so no wait is timed.
 "size dtype mode copies SECONDS" asks instead for every loop's per-op time, loops
 run back to back for SECONDS (the machine's own steadiness: selfcheck's
-stability part).
+stability part), and every loop's minor page faults per op (getrusage, outside
+the timed call), which fidelity prints beside the engine's.
 
 Where an input sits in memory changes a mid-size op's time by up to ~25% (see
 the suite's grid.input_copies): x is made `copies` times, and each loop runs on
@@ -47,6 +48,7 @@ are asked in turn by the driver, never at the same time.
 
 import json
 import os
+import resource
 import statistics
 import sys
 import time
@@ -101,13 +103,14 @@ def per_op_times(call, device):
     ~TARGET_SECONDS; fast is the loops' 10th percentile (numpy's linear one)."""
     with device:
         n = _calibrated(call)
-        samples = _loop_times(call, n, count=SAMPLES)
+        samples = _loop_times(call, n, count=SAMPLES)[0]
     tenth = statistics.quantiles(samples, n=10, method="inclusive")[0]
     return statistics.median(samples), tenth, n
 
 
 def loop_times(call, device, seconds):
-    """(per-op seconds of every ~TARGET_SECONDS loop in `seconds`, n) under `device`."""
+    """(per-op seconds, per-op page faults, of every ~TARGET_SECONDS loop in `seconds`; n)
+    under `device`."""
     with device:
         n = _calibrated(call)
         return _loop_times(call, n, seconds=seconds), n
@@ -128,14 +131,30 @@ def _calibrated(call):
 
 
 def _loop_times(call, n, count=None, seconds=None):
-    """Per-op seconds of `count` loops of call(n), or of as many as fit in `seconds`."""
-    samples = []
-    start = time.perf_counter()
-    while len(samples) < count if count else time.perf_counter() - start < seconds:
-        begin = time.perf_counter()
+    """(per-op seconds, per-op minor page faults) of each of `count` loops of call(n), or
+    of as many as fit in `seconds`. The faults: getrusage, every thread, outside the
+    timed call."""
+    samples, faults, more = [], [], _more(count, seconds)
+    while more(samples):
+        before, begin = _minor_faults(), time.perf_counter()
         call(n)
         samples.append((time.perf_counter() - begin) / n)
-    return samples
+        faults.append((_minor_faults() - before) / n)
+    return samples, faults
+
+
+def _more(count, seconds):
+    """Whether to run another loop, given the loops so far: until `count` of them, or
+    for `seconds` from now. (A function of its own: the loop's call stays near the top
+    of its frame: see the module docstring.)"""
+    if count:
+        return lambda samples: len(samples) < count
+    end = time.perf_counter() + seconds
+    return lambda samples: time.perf_counter() < end
+
+
+def _minor_faults():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
 
 def _requests(lines):
@@ -150,8 +169,8 @@ def _answer(tf, built, key, seconds):
         if key not in built:
             built[key] = build(tf, *key)
         if seconds is not None:
-            loops, n = loop_times(built[key], tf.device("/CPU:0"), seconds)
-            return {"loops": loops, "n": n}
+            (loops, faults), n = loop_times(built[key], tf.device("/CPU:0"), seconds)
+            return {"loops": loops, "faults": faults, "n": n}
         median, fast, n = per_op_times(built[key], tf.device("/CPU:0"))
         return {"median": median, "fast": fast, "n": n}
     except Exception as error:  # a case that fails must not stop the others
