@@ -70,13 +70,18 @@ KEY_ENV_PREFIXES = (
 # thresholds alone made it worse where TensorFlow's threads allocate (1,301 faults per
 # op on average for 2048x2048 float32 function in a process of the eight 2048x2048
 # cases): one arena for every thread keeps their blocks in the one heap that is never
-# handed back. Results above glibc's largest mmap threshold (32 MiB on 64-bit:
-# 4096x4096) are fresh pages every op in every process alike (16,385 faults). Set for
-# the engine where the environment does not set them; no effect where malloc is not
-# glibc's. selfcheck's bare loop runs under the same.
+# handed back. A block above the largest mmap threshold glibc accepts (32 MiB on
+# 64-bit: a 4096x4096 result) was still mapped afresh each op (16,385 faults, 41 ms per
+# op, in every sample of the engine), unless the heap happened to have room free (the
+# self-check's bare loop: 2,276-14,044 faults per op on average, 9.5-43 ms; selfcheck,
+# 2026-12-02); with mmap off (MALLOC_MMAP_MAX_=0) every block comes from that heap,
+# 0-1,195 faults per op and 10-13 ms in both. Set for the engine where the environment
+# does not set them; no effect where malloc is not glibc's. selfcheck's bare loop runs
+# under the same.
 ALLOCATOR_ENV = {
     "MALLOC_ARENA_MAX": "1",
     "MALLOC_MMAP_THRESHOLD_": str(32 * 2**20),
+    "MALLOC_MMAP_MAX_": "0",
     "MALLOC_TRIM_THRESHOLD_": str(2**30),
 }
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))

@@ -413,16 +413,16 @@ def test_the_engine_runs_under_fixed_malloc_thresholds_unless_the_environment_se
         engine.ALLOCATOR_ENV["MALLOC_MMAP_THRESHOLD_"])
 
 
-# Four 16 MiB blocks taken and written by a thread, freed, round after round, as the
-# results of ops of that size come and go: minor page faults of each round after the
-# second. In the main thread, or in a new thread per round (which gets an arena of its
-# own, whose heaps hold three such blocks at most).
+# Four blocks of MiB (argv[2]) taken and written by a thread, freed, round after round,
+# as the results of ops of that size come and go: minor page faults of each round after
+# the second. In the main thread, or in a new thread per round (which gets an arena of
+# its own, whose heaps hold three 16 MiB blocks at most).
 FAULTS_PER_ROUND = """
 import ctypes, resource, sys, threading
 libc = ctypes.CDLL(None)
 libc.malloc.restype = ctypes.c_void_p
 libc.free.argtypes = [ctypes.c_void_p]
-size = 16 * 2**20
+size = int(sys.argv[2]) * 2**20
 
 def one_round():
     blocks = [libc.malloc(size) for _ in range(4)]
@@ -447,17 +447,20 @@ print(*rounds[2:])
 
 @pytest.mark.skipif(not sys.platform.startswith("linux") or os.confstr("CS_GNU_LIBC_VERSION")
                     is None, reason="glibc's malloc")
-@pytest.mark.parametrize("where", ["main", "thread"])
-def test_with_the_engines_malloc_settings_freed_blocks_are_reused_without_page_faults(where):
+@pytest.mark.parametrize("where, mib", [("main", 16), ("thread", 16), ("main", 64), ("thread", 64)])
+def test_with_the_engines_malloc_settings_freed_blocks_are_reused_without_page_faults(
+        where, mib):
+    # 16 MiB: a 2048x2048 result; 64 MiB: a 4096x4096 one, above any mmap threshold.
     plain = {k: v for k, v in os.environ.items() if not k.startswith(("MALLOC_", "GLIBC_"))}
 
     def faults(environ):
-        done = subprocess.run([sys.executable, "-c", FAULTS_PER_ROUND, where], env=environ,
-                              capture_output=True, text=True, check=True)
+        done = subprocess.run([sys.executable, "-c", FAULTS_PER_ROUND, where, str(mib)],
+                              env=environ, capture_output=True, text=True, check=True)
         return [int(n) for n in done.stdout.split()]
 
     # glibc's own settings hand the freed memory back to the kernel: every round, some
-    # of the blocks are new pages again, 4,096 faults each (12,000-16,000 here).
-    assert min(faults(plain)) >= 4096
+    # of the blocks are new pages again, a fault per 4 KiB page (16 MiB: 12,000-16,000
+    # faults a round here; 64 MiB: 65,540, every block).
+    assert min(faults(plain)) >= mib * 2**20 // 4096
     # The engine's: the blocks of the first rounds are reused; a thread's start, a few.
     assert max(faults(engine.engine_environ(plain))) < 64
