@@ -4,8 +4,9 @@ Is the fixed cost of a small multiply TensorFlow's, or any Python framework's on
 device? torch_multiply.py, jax_multiply.py and numpy_multiply.py time the same
 multiply on the same grid (sizes, dtypes) with multiply.py's method: a block of ops
 calibrated to last >= 10 ms, one wait at its end, a per-op clock handed to asv, inputs
-and compiled functions from cached getters, a skip with its reason in setup. One
-difference is left: they time one copy of their input, where TensorFlow's cases take
+and compiled functions from cached getters, a skip with its reason in setup, the
+engine's malloc settings (allocator.py, applied in the process). One difference is
+left: they time one copy of their input, where TensorFlow's cases take
 grid.input_copies copies in turn.
 
 Each comparator module imports its framework on first use, never at module level, and
@@ -17,6 +18,7 @@ Python 3.8 syntax: the oldest stacks' asv environments import every module.
 import importlib.util
 import sys
 
+from .allocator import reuse_freed_memory
 from .common import free_gpu_memory, free_host_memory, memory_skip_reason
 from .grid import DEVICE_KIND, ops_per_block
 from .timing import before_sample, calibrated_block, per_op_timer
@@ -81,6 +83,10 @@ class ComparatorMultiply:
         reason = self.skip_reason(device, size, dtype, mode)
         if reason:
             raise NotImplementedError(reason)
+        # The malloc settings TensorFlow's engine runs under (allocator.py), before the
+        # block allocates: a framework's large results land on reused memory, as
+        # TensorFlow's do, not on fresh pages every op.
+        reuse_freed_memory()
         self.block = self.block_runner(device, size, dtype, mode)
         if self.block.placed != device:
             raise NotImplementedError(

@@ -45,6 +45,9 @@ import time
 import traceback
 from multiprocessing.connection import Connection
 
+# The malloc settings the engine runs under: see allocator.py.
+from .allocator import ALLOCATOR_ENV
+
 ENGINE_DIR_ENV = "TFGPUBENCH_ENGINE_DIR"
 # Longer than any gap between two TensorFlow benchmark processes of one run (the
 # numpy and reference cases between them, a quiet-gate back-off).
@@ -56,34 +59,6 @@ KEY_ENV_PREFIXES = (
     "TF_", "TFGPUBENCH_", "CUDA_", "NVIDIA_", "XLA_", "OMP_", "MKL_", "KMP_", "ONEDNN_",
     "DNNL_", "MTL_", "METAL_", "PYTHON", "LD_", "DYLD_", "MALLOC_", "GLIBC_",
 )
-# glibc's malloc adapts as a process runs: it serves a large block from fresh pages
-# (mmap) until a block that size was freed, hands the top of its heap back to the kernel
-# once enough of it is free, and gives each thread that allocates an arena of its own,
-# whose heaps it unmaps once they are empty. So whether a 2048x2048 result lands on
-# memory the process already touched, or on new pages the kernel faults in 4 KiB at a
-# time, depends on what the process and its threads allocated before. Counted with
-# getrusage (one-off scripts, the README's second VM, a 2-core AMD EPYC, tensorflow-cpu
-# 2.21.0, 2026-12-02): every cpu case built in one process as in the engine, 512x512 to
-# 2048x2048 samples averaged 364 faults per op, 2048x2048 int32 xla 2,720-4,096 in 5 of
-# 6 samples (18.8 ms per op where it faulted every sample, 2.6-3.1 ms where it did not);
-# with the settings below, 45, all but one in the first round, as the heap grows. Fixed
-# thresholds alone made it worse where TensorFlow's threads allocate (1,301 faults per
-# op on average for 2048x2048 float32 function in a process of the eight 2048x2048
-# cases): one arena for every thread keeps their blocks in the one heap that is never
-# handed back. A block above the largest mmap threshold glibc accepts (32 MiB on
-# 64-bit: a 4096x4096 result) was still mapped afresh each op (16,385 faults, 41 ms per
-# op, in every sample of the engine), unless the heap happened to have room free (the
-# self-check's bare loop: 2,276-14,044 faults per op on average, 9.5-43 ms; selfcheck,
-# 2026-12-02); with mmap off (MALLOC_MMAP_MAX_=0) every block comes from that heap,
-# 0-1,195 faults per op and 10-13 ms in both. Set for the engine where the environment
-# does not set them; no effect where malloc is not glibc's. selfcheck's bare loop runs
-# under the same.
-ALLOCATOR_ENV = {
-    "MALLOC_ARENA_MAX": "1",
-    "MALLOC_MMAP_THRESHOLD_": str(32 * 2**20),
-    "MALLOC_MMAP_MAX_": "0",
-    "MALLOC_TRIM_THRESHOLD_": str(2**30),
-}
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 

@@ -181,7 +181,7 @@ class JaxMultiply(ComparatorMultiply):
 
     params = [JAX_DEVICES, SIZES, DTYPES, JAX_MODES]
     # Bumped whenever the timed code changes.
-    version = "7"
+    version = "8"
     skip_reason = staticmethod(skip_reason)
     block_runner = staticmethod(block_runner)
 

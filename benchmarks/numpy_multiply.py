@@ -76,7 +76,7 @@ class NumpyMultiply(ComparatorMultiply):
 
     params = [NUMPY_DEVICES, SIZES, DTYPES, NUMPY_MODES]
     # Bumped whenever the timed code changes.
-    version = "7"
+    version = "8"
     skip_reason = staticmethod(skip_reason)
     block_runner = staticmethod(block_runner)
 

@@ -47,7 +47,7 @@ from .stacks.machine import (
 )
 from .stacks.selection import Target, fits
 from .stacks.table import TENSORFLOWS, load_table
-from .suite import load_suite_module
+from .suite import suite_module
 from .vendor import describe, make_self_contained
 
 INSTALLER = "tfgpubench/stacks/install_stack.py"
@@ -88,7 +88,7 @@ def engine_scope(environ=os.environ):
     """A folder of its own for the TensorFlow engines (benchmarks/engine.py) of one asv run,
     set in `environ` for asv's benchmark processes; the engines are asked to end after it,
     and the folder removed. An engine left by a killed run ends on its own when idle."""
-    engine = load_suite_module("engine")
+    engine = suite_module("engine")
     # Short: a socket's path may not exceed 104 bytes on macOS, whose temporary folder
     # is already ~50 long.
     folder = tempfile.mkdtemp(prefix="tfgpb-")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import comparators, grid, jax_multiply, numpy_multiply, torch_multiply
+from benchmarks import allocator, comparators, grid, jax_multiply, numpy_multiply, torch_multiply
 
 ROOT = Path(__file__).resolve().parents[2]
 HAS_TORCH = importlib.util.find_spec("torch") is not None
@@ -109,6 +109,15 @@ def test_an_nvidia_gpus_own_memory_guards_gpu_cases(monkeypatch):
     assert comparators.memory_reason("cpu", 4096, "float32") is None
 
 
+@pytest.fixture(autouse=True)
+def settings_applied(monkeypatch):
+    """What setup asked of the allocator, in order with the block's build; this test
+    process's own malloc is left as it is."""
+    calls = []
+    monkeypatch.setattr(comparators, "reuse_freed_memory", lambda: calls.append("malloc"))
+    return calls
+
+
 class FakeMultiply(comparators.ComparatorMultiply):
     """A comparator whose skip and block the test decides."""
 
@@ -116,10 +125,14 @@ class FakeMultiply(comparators.ComparatorMultiply):
     reason = None
     placed = None
 
+    def __init__(self, calls=None):
+        self.calls = [] if calls is None else calls
+
     def skip_reason(self, device, size, dtype, mode):
         return self.reason
 
     def block_runner(self, device, size, dtype, mode):
+        self.calls.append("block")
         self.warm_ups = 0
 
         def block():
@@ -145,6 +158,12 @@ def test_a_result_living_on_another_device_is_not_measured_under_this_one():
     bench.placed = "cpu"
     with pytest.raises(NotImplementedError, match="the gpu multiply's result lives on cpu"):
         bench.setup("gpu", 2, "float32", "eager")
+
+
+def test_setup_applies_the_engines_malloc_settings_before_building_the_block(
+        settings_applied):
+    FakeMultiply(settings_applied).setup("cpu", 2, "float32", "eager")
+    assert settings_applied == ["malloc", "block"]
 
 
 def test_setup_hands_asv_a_per_op_clock():
@@ -173,6 +192,25 @@ def test_a_comparator_case_runs_where_tensorflow_cannot_be_imported():
     )
     lines, _ = python(code)
     assert lines == ["True", "[]"]
+
+
+@pytest.mark.skipif(not allocator.glibc_malloc(), reason="glibc's malloc")
+def test_a_comparators_large_results_land_on_reused_memory():
+    # A 4096x4096 float32 result is 64 MiB, above any mmap threshold glibc accepts:
+    # without the settings each one is a fresh mapping (544 faults per op with numpy's
+    # huge pages under THP madvise, 16,385 without them).
+    code = (
+        "import resource\n"
+        "from benchmarks import numpy_multiply\n"
+        "bench = numpy_multiply.NumpyMultiply()\n"
+        "bench.setup('cpu', 4096, 'float32', 'eager')\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt\n"
+        "bench.time_multiply('cpu', 4096, 'float32', 'eager')\n"
+        "after = resource.getrusage(resource.RUSAGE_SELF).ru_minflt\n"
+        "print((after - before) / bench.block.ops)\n"
+    )
+    (faults,), _ = python(code)
+    assert float(faults) < 16
 
 
 def test_importing_the_suite_imports_no_framework():

@@ -4,7 +4,8 @@ stability    the machine's own speed: a 2x2 eager multiply in 10 ms loops for 20
              code; whether its spread leaves room for the targets below
 fidelity     every cpu case (each size, dtype and mode) under the real `asv run` with the
              launch method `run` uses, against the same call in a bare loop timed by a
-             process that shares no code with the suite (target 1.00 +- 0.05)
+             process that shares no code with the suite (target 1.00 +- 0.05); beside
+             each, the page faults per op of both sides, and where they differ
 noise        A/A: the time benchmarks of one stack measured under two commits, one round of
              each at a time in turn, as the gate's `asv continuous` does; once quiet, once
              while another process is busy on one core for a few seconds at a time;

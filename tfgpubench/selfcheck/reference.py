@@ -24,9 +24,9 @@ STATISTICS = ("median", "fast")
 
 def worker_environ(extra_env=None, environ=os.environ):
     """A worker's environment: the one the suite's TensorFlow engine runs under (its
-    malloc settings: engine.ALLOCATOR_ENV), and `extra_env`. The same process settings,
-    none of the suite's code: without them a bare loop's 2048x2048 ops land on fresh
-    pages in some of its loops and not others, and the two would differ by that."""
+    malloc settings: the suite's allocator.py), and `extra_env`. The same process
+    settings, none of the suite's code: without them a bare loop's 2048x2048 ops land on
+    fresh pages in some of its loops and not others, and the two would differ by that."""
     return dict(suite_module("engine").engine_environ(environ), **(extra_env or {}))
 
 

@@ -37,10 +37,10 @@ offset of its call: the suite's engine.py).
 tests/selfcheck/test_fidelity.py holds the two alike.
 
 The driver starts it under the malloc settings the suite's engine runs under
-(reference.worker_environ, engine.ALLOCATOR_ENV): process settings, not the suite's
-code. Under glibc's own, whether a 2048x2048 result lands on fresh pages (4,096 page
-faults: several milliseconds on this suite's 2-core VM, on a 2-5 ms op) changes from
-loop to loop, and differently in every process.
+(reference.worker_environ, the suite's allocator.py): process settings, not the
+suite's code. Under glibc's own, whether a 2048x2048 result lands on fresh pages
+(4,096 page faults: several milliseconds on this suite's 2-core VM, on a 2-5 ms op)
+changes from loop to loop, and differently in every process.
 
 Several workers (the default environment and a slowed one, for sensitivity)
 are asked in turn by the driver, never at the same time.
