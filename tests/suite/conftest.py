@@ -1,6 +1,11 @@
 """Every suite test that sets up a TensorFlow benchmark talks to an engine served by a
 thread of the test process (engine.serve), so that it sees the same caches and
-monkeypatches as the test; tests/suite/test_engine.py starts real engine processes."""
+monkeypatches as the test; tests/suite/test_engine.py starts real engine processes.
+
+A comparator's setup applies the suite's malloc settings to its process (allocator.py):
+in a test it would change the test process's own malloc for every later test, so it is
+made a no-op here; the tests that check it run it in processes of their own, or with a
+mallopt of their own (test_allocator.py)."""
 
 import os
 import threading
@@ -8,7 +13,12 @@ import time
 
 import pytest
 
-from benchmarks import engine
+from benchmarks import allocator, engine
+
+
+@pytest.fixture(autouse=True)
+def malloc_of_the_test_process_left_alone(monkeypatch):
+    monkeypatch.setattr(allocator, "_applied", {})
 
 
 @pytest.fixture(autouse=True)

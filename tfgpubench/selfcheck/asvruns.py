@@ -49,7 +49,7 @@ class Scratch:
         if launch_method:
             config["launch_method"] = launch_method
         self.launch_method = config.get("launch_method") or "spawn"
-        # {commit: {(builder, *args): page faults per op of each sample}}: see page_faults.
+        # {commit: {(builder, *args): page faults per op of each run}}: see page_faults.
         self.faults = {}
         self.benchmark_dir = config["benchmark_dir"]
         self.config = self.root / "asv.conf.json"
@@ -66,7 +66,7 @@ class Scratch:
 
     def _asv(self, args, extra_env=None, quiet=False, progress=None, engine_faults=None):
         """asv's output. engine_faults: a dict the page faults its TensorFlow engines
-        counted are added to ({block: per-op faults of each sample})."""
+        counted are added to ({block: per-op faults of each run of it})."""
         command = [sys.executable, "-m", "asv", *args, "--config", str(self.config)]
         env = self.env(extra_env)
         # Each asv run gets TensorFlow engines of its own, ended after it, as under `run`.
@@ -154,8 +154,9 @@ class Scratch:
         return walls
 
     def page_faults(self, commit):
-        """{(builder, *args): minor page faults per op of each sample} the TensorFlow
-        engines counted in the asv runs of `commit` (engine.Work.page_faults)."""
+        """{(builder, *args): minor page faults per op of each run of the block} the
+        TensorFlow engines counted in the asv runs of `commit` (engine.Work.page_faults):
+        every run asv asked for, its warm-up's included, not only its samples'."""
         return self.faults.get(commit, {})
 
     def compare(self, before, after, factor):

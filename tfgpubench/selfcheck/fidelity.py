@@ -24,7 +24,10 @@ Beside the times, the page faults per op each side took (getrusage around each
 timed call, in the engine and in the bare loop): a result that lands on fresh
 pages costs a fault per 4 KiB, milliseconds at 2048x2048, and whether it does
 depends on the process's allocator, not the op. Unlike a time, a count is not
-blurred by a noisy machine, so unequal counts name the cause of a miss.
+blurred by a noisy machine, so unequal counts name the cause of a miss. Not
+quite like for like yet: the engine counts every block asv has it run (its
+warm-up calls too) in a new engine each round, the bare loop only its timed
+loops, in one process for every pass.
 """
 
 import math
@@ -54,7 +57,8 @@ def compare(suite, passes, engine_faults=None):
     suite: {case id: {"value": asv's value, "samples": its samples or None}};
     passes: [{(size, dtype, mode): {"loops": per-op seconds of each reference loop,
     "faults": per-op page faults of each}}, ...]; engine_faults: {(size, dtype, mode):
-    per-op page faults of each of the suite's samples}. Faults are compared as means.
+    per-op page faults of each block the engine ran for asv, its warm-up's included}.
+    Faults are compared as means.
     A case is compared where every pass timed it and the suite measured it.
     """
     rows = []
