@@ -4,6 +4,7 @@ import json
 import math
 
 from tfgpubench.report.asvresults import load_results, parse_param, stack_labels_from_repo
+from tfgpubench.report.build import OLDER_TENSORFLOW_NOTE, build_stack_report
 
 from .conftest import FIXTURE_RESULTS, MACHINE, raw, result_files
 
@@ -94,8 +95,10 @@ def test_results_from_an_older_benchmark_version_are_left_out_by_name(results_co
         assert "older suite version" in problem.message
         assert MULTIPLY in problem.message and repr(recorded) in problem.message
     for run in result_set.runs:
-        assert MULTIPLY not in run.measurements
+        assert MULTIPLY not in run.measurements and run.older_versions == {MULTIPLY: recorded}
         assert "seed.SeedScript.track_reported_speedup" in run.measurements
+        # The stack's section says why it shows no TensorFlow, not that it has none.
+        assert build_stack_report(run).gpu_note == OLDER_TENSORFLOW_NOTE
 
 
 def test_old_file_format_is_named(results_copy):

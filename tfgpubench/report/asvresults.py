@@ -92,6 +92,9 @@ class Run:
     # That self-check's checks ({name, passed, evidence, gates}), as recorded.
     gpu_checks: list = field(default_factory=list)
     measurements: dict = field(default_factory=dict)  # benchmark -> [Measurement]
+    # benchmark -> the version its results were recorded by, where that is not the
+    # suite's and they were left out.
+    older_versions: dict = field(default_factory=dict)
 
     @property
     def short_hash(self):
@@ -262,6 +265,7 @@ def load_run(path, machine, benchmarks, results_dir=None):
                    for v in results.get_result_value(name, info.get("params", []))):
                 stale.append(f"{name} (recorded by version {recorded!r}, the suite is at "
                              f"{current!r})")
+                run.older_versions[name] = recorded
             continue
         try:
             run.measurements[name] = _measurements(results, name, info, path)

@@ -26,6 +26,11 @@ from .verdicts import headline_numbers, stack_verdicts
 COMPARATORS_ONLY_NOTE = (
     "no TensorFlow results in this run: the comparators (PyTorch, JAX, numpy) alone"
 )
+OLDER_TENSORFLOW_NOTE = (
+    "no TensorFlow results shown for this run: they were recorded by an older version of "
+    "the suite's benchmarks and are left out (see the end of the report); "
+    "`python -m tfgpubench run` on that machine measures them again"
+)
 NO_GPU_NOTE = (
     "no GPU results: every gpu combination was skipped on this machine "
     "(for the reason, run `python -m tfgpubench doctor` there)"
@@ -291,7 +296,8 @@ def build_stack_report(run, machine_info=None):
     tensorflow = comparison.has_tensorflow(run)
     gpu_note = "" if gpu_measured else no_gpu_note(gpu_reasons(run))
     if not tensorflow:
-        gpu_note = COMPARATORS_ONLY_NOTE
+        gpu_note = (OLDER_TENSORFLOW_NOTE if MULTIPLY in run.older_versions
+                    else COMPARATORS_ONLY_NOTE)
     report = StackReport(
         machine=run.machine, label=run.label, commit_hash=run.commit_hash,
         env_name=run.env_name, path=run.path, installed=dict(run.installed),
