@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import common, engine, timing
+from benchmarks import allocator, common, engine, timing
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -445,8 +445,7 @@ print(*rounds[2:])
 """
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux") or os.confstr("CS_GNU_LIBC_VERSION")
-                    is None, reason="glibc's malloc")
+@pytest.mark.skipif(not allocator.glibc_malloc(), reason="glibc's malloc")
 @pytest.mark.parametrize("where, mib", [("main", 16), ("thread", 16), ("main", 64), ("thread", 64)])
 def test_with_the_engines_malloc_settings_freed_blocks_are_reused_without_page_faults(
         where, mib):
