@@ -12,6 +12,13 @@ appended, as asv continuous appends its interleaved rounds), then a reference
 pass, and so on: as many asv rounds as Multiply has, one more reference pass.
 Each case's reference is its loops of every pass, pooled.
 
+Each pass is a reference process of its own, as each asv round is an engine of
+its own. A mid-size op's time is partly a draw of the process (where its heap
+and its inputs landed): four identical bare-loop processes read one 512x512 case
+at 1.00, 1.20, 1.05 and 1.17x one another on the suite's Xeon VM. The suite's
+value pools four such draws; a reference pooling one would hold it to a single
+draw, and miss by that draw.
+
 Two ratios per case. The median ratio is the target's: asv's recorded value
 (the median of its samples) over the median of the reference's loops. The
 fast ratio compares the 10th percentiles of the two: the op while the machine
@@ -24,10 +31,11 @@ Beside the times, the page faults per op each side took (getrusage around each
 timed call, in the engine and in the bare loop): a result that lands on fresh
 pages costs a fault per 4 KiB, milliseconds at 2048x2048, and whether it does
 depends on the process's allocator, not the op. Unlike a time, a count is not
-blurred by a noisy machine, so unequal counts name the cause of a miss. Not
-quite like for like yet: the engine counts every block asv has it run (its
-warm-up calls too) in a new engine each round, the bare loop only its timed
-loops, in one process for every pass.
+blurred by a noisy machine, so unequal counts name the cause of a miss. Each
+side's count is the median over its blocks or loops, as asv's value is the
+median sample: the engine counts every block asv has it run, its warm-up calls
+too, and a new process's first ones grow its heap (a fault per new page) on
+either side; the typical block is the one that makes the recorded time.
 """
 
 import math
@@ -58,7 +66,7 @@ def compare(suite, passes, engine_faults=None):
     passes: [{(size, dtype, mode): {"loops": per-op seconds of each reference loop,
     "faults": per-op page faults of each}}, ...]; engine_faults: {(size, dtype, mode):
     per-op page faults of each block the engine ran for asv, its warm-up's included}.
-    Faults are compared as means.
+    Faults are compared as medians, times as asv compares them: the median.
     A case is compared where every pass timed it and the suite measured it.
     """
     rows = []
@@ -76,12 +84,12 @@ def compare(suite, passes, engine_faults=None):
         fast_ratio = suite_fast / bare_fast if suite_fast is not None else None
         rows.append({
             "size": case[0], "dtype": case[1], "mode": case[2], "suite": value, "bare": bare,
-            "ratio": value / bare, "drift": max(pass_medians) / min(pass_medians),
+            "ratio": value / bare, "between_processes": max(pass_medians) / min(pass_medians),
             "ok": stats.within(value / bare),
             "suite_fast": suite_fast, "bare_fast": bare_fast, "fast_ratio": fast_ratio,
             "fast_ok": fast_ratio is not None and stats.within(fast_ratio),
-            "suite_faults": statistics.fmean(suite_faults) if suite_faults else None,
-            "bare_faults": statistics.fmean(bare_faults) if bare_faults else None,
+            "suite_faults": statistics.median(suite_faults) if suite_faults else None,
+            "bare_faults": statistics.median(bare_faults) if bare_faults else None,
         })
     return rows
 
@@ -117,30 +125,33 @@ def run_part(args, scratch, commit, figures):
     wanted = cases(sizes)
     rounds = suite_module("multiply").Multiply.rounds
     passes = []
-    with ReferenceWorker() as worker:
-        def one_pass(after_round=0):
-            progress(f"  reference pass {after_round + 1}/{rounds + 1} ({len(wanted)} cases)...")
+
+    def one_pass(after_round=0):
+        progress(f"  reference pass {after_round + 1}/{rounds + 1} ({len(wanted)} cases), "
+                 "in a process of its own...")
+        with ReferenceWorker() as worker:
             passes.append(reference_pass(worker, wanted))
 
-        one_pass()
-        progress(f"  asv run of the same cases, one round at a time ({rounds})...")
-        scratch.run_interleaved([commit], rounds, bench=stats.case_regex(MULTIPLY, "cpu", sizes),
-                                between=one_pass, progress=progress)
+    one_pass()
+    progress(f"  asv run of the same cases, one round at a time ({rounds})...")
+    scratch.run_interleaved([commit], rounds, bench=stats.case_regex(MULTIPLY, "cpu", sizes),
+                            between=one_pass, progress=progress)
     engine_faults = {tuple(block[2:]): faults
                      for block, faults in scratch.page_faults(commit).items()
                      if block[:2] == (MULTIPLY_BLOCK, "cpu")}
     rows = compare(stats.unroll_results(scratch.result_file(commit)), passes, engine_faults)
     tolerance = f"target 1.00 +- {stats.FIDELITY_TOLERANCE:.2f}"
     print(f"  {'case':<30} {'suite/op':>10} {'bare/op':>10} {'ratio':>6}  {tolerance}"
-          f"   {'fast ratio':>10}  (bare: slowest / fastest pass)"
+          f"   {'fast ratio':>10}  (bare: slowest / fastest process)"
           "  page faults per op: suite / bare")
     for r in rows:
         label = f"{r['size']}x{r['size']} {r['dtype']} {r['mode']}"
         fast = (f"{r['fast_ratio']:10.3f} {fmt.verdict(r['fast_ok'])}"
                 if r["fast_ratio"] is not None else f"{'-':>10}     ")
         print(f"  {label:<30} {fmt.seconds(r['suite']):>10} {fmt.seconds(r['bare']):>10} "
-              f"{r['ratio']:6.3f}  {fmt.verdict(r['ok']):<25}   {fast}  ({r['drift']:.2f})"
-              f"  {_faults(r['suite_faults'])} / {_faults(r['bare_faults'])}")
+              f"{r['ratio']:6.3f}  {fmt.verdict(r['ok']):<25}   {fast}  "
+              f"({r['between_processes']:.2f})  "
+              f"{_faults(r['suite_faults'])} / {_faults(r['bare_faults'])}")
     for key, what in (("ratio", "median ratio (the recorded value)"),
                       ("fast_ratio", "fast ratio (10th percentiles: what the suite adds)")):
         ratios = [r[key] for r in rows if r[key] is not None]

@@ -2,8 +2,10 @@
 their own, one per environment (the default, and a slowed one for sensitivity).
 
 Workers are asked in turn, never at the same time; each case is asked of every
-worker `passes` times, the order reversed on every pass, so slow drift of the
-machine hits all of them alike.
+worker once a pass, the order reversed on every pass, so slow drift of the
+machine hits all of them alike. Each pass starts workers of its own: a mid-size
+op's time is partly a draw of the process (fidelity.py), and a truth from one
+process per environment would be that draw.
 """
 
 import json
@@ -85,26 +87,27 @@ def measure(cases, envs, passes=2, progress=None):
     """{case: {env name: {statistic: its median over the passes}}} for (size, dtype,
     mode) cases; statistics: the loops' median per-op time, and their fast time.
 
-    envs: {name: extra environment}; a case any worker could not time is left out.
+    envs: {name: extra environment}; each pass asks every case of one new worker per
+    environment. A case some pass could not time is left out.
     """
-    workers = {name: ReferenceWorker(extra) for name, extra in envs.items()}
-    out = {}
-    try:
-        for number, case in enumerate(cases, 1):
-            got = {name: [] for name in workers}
+    got = {case: {name: [] for name in envs} for case in cases}
+    for number in range(passes):
+        workers = {}
+        try:
+            for name, extra in envs.items():
+                workers[name] = ReferenceWorker(extra)
             order = list(workers.items())
-            for p in range(passes):
-                for name, worker in (order if p % 2 == 0 else order[::-1]):
+            for case in cases:
+                for name, worker in (order if number % 2 == 0 else order[::-1]):
                     value = worker.ask(*case)
                     if value is not None:
-                        got[name].append(value)
-            if all(got.values()):
-                out[case] = {name: {key: stats.median([v[key] for v in values])
-                                    for key in STATISTICS}
-                             for name, values in got.items()}
-            if progress and number % 16 == 0:
-                progress(f"    reference: {number}/{len(cases)} cases")
-    finally:
-        for worker in workers.values():
-            worker.close()
-    return out
+                        got[case][name].append(value)
+        finally:
+            for worker in workers.values():
+                worker.close()
+        if progress:
+            progress(f"    reference: pass {number + 1}/{passes}, {len(cases)} cases")
+    return {case: {name: {key: stats.median([v[key] for v in values]) for key in STATISTICS}
+                   for name, values in by_env.items()}
+            for case, by_env in got.items()
+            if all(len(values) == passes for values in by_env.values())}
