@@ -4,10 +4,9 @@ Is the fixed cost of a small multiply TensorFlow's, or any Python framework's on
 device? torch_multiply.py, jax_multiply.py and numpy_multiply.py time the same
 multiply on the same grid (sizes, dtypes) with multiply.py's method: a block of ops
 calibrated to last >= 10 ms, one wait at its end, a per-op clock handed to asv, inputs
-and compiled functions from cached getters, a skip with its reason in setup, the
-engine's malloc settings (allocator.py, applied in the process). One difference is
-left: they time one copy of their input, where TensorFlow's cases take
-grid.input_copies copies in turn.
+and compiled functions from cached getters, grid.input_copies copies of the input taken
+in turn (one per sample), a skip with its reason in setup, the engine's malloc settings
+(allocator.py, applied in the process).
 
 Each comparator module imports its framework on first use, never at module level, and
 none imports TensorFlow: importing the suite never requires a comparator, and a machine
@@ -20,8 +19,8 @@ import sys
 
 from .allocator import reuse_freed_memory
 from .common import free_gpu_memory, free_host_memory, memory_skip_reason
-from .grid import DEVICE_KIND, ops_per_block
-from .timing import before_sample, calibrated_block, per_op_timer
+from .grid import DEVICE_KIND, input_copies, ops_per_block
+from .timing import before_sample, in_turn, per_op_timer
 
 
 def not_installed(module, framework):
@@ -33,25 +32,29 @@ def not_installed(module, framework):
 
 def memory_reason(device, size, dtype):
     """Why size x size of dtype would not fit on `device` now, or None (host memory for
-    every device: Apple GPUs share it; an NVIDIA GPU's own per nvidia-smi too)."""
-    reason = memory_skip_reason(size, dtype, free_host_memory())
+    every device: Apple GPUs share it; an NVIDIA GPU's own per nvidia-smi too), with
+    the case's copies of its input (grid.input_copies)."""
+    inputs = input_copies(size, dtype)
+    reason = memory_skip_reason(size, dtype, free_host_memory(), inputs=inputs)
     if reason is None and DEVICE_KIND[device] == "gpu" and sys.platform != "darwin":
-        reason = memory_skip_reason(size, dtype, free_gpu_memory())
+        reason = memory_skip_reason(size, dtype, free_gpu_memory(), inputs=inputs)
     return reason
 
 
-def multiply_block(make_run, wait, placed_on, size):
-    """A calibrated block of multiplies, warmed up, and where its results live.
+def multiply_block(make_runs, wait, placed_on, size):
+    """The case's timing.InTurn: a calibrated, warmed-up block of multiplies per copy of
+    the input, timed one per sample in turn, as TensorFlow's cases are (where an input
+    sits in memory changes a mid-size op's time: grid.input_copies).
 
-    make_run(ops) returns a zero-argument callable running `ops` multiplies and
-    returning the last result; wait(result) blocks until the device has computed
-    it; placed_on(result) names the device that result lives on, in the grid's
-    terms. The block's `placed` attribute is that name for a result of the same
-    run, for setup's placement proof.
+    make_runs holds one make_run per copy of the input: make_run(ops) returns a
+    zero-argument callable running `ops` multiplies of that copy and returning the
+    last result. wait(result) blocks until the device has computed it; placed_on(result)
+    names the device that result lives on, in the grid's terms. The InTurn's `placed`
+    attribute is that name for a result of the same run, for setup's placement proof.
     """
 
-    def make_block(ops):
-        run = make_run(ops)
+    def make_block(ops, copy):
+        run = make_runs[copy](ops)
 
         def timed_block():
             wait(run())
@@ -59,9 +62,9 @@ def multiply_block(make_run, wait, placed_on, size):
         timed_block.ops = ops
         return timed_block
 
-    block = calibrated_block(make_block, ops_per_block(size))
-    block.placed = placed_on(make_run(1)())
-    return block
+    blocks = in_turn(make_block, ops_per_block(size), len(make_runs))
+    blocks.placed = placed_on(make_runs[0](1)())
+    return blocks
 
 
 class ComparatorMultiply:
@@ -87,11 +90,14 @@ class ComparatorMultiply:
         # block allocates: a framework's large results land on reused memory, as
         # TensorFlow's do, not on fresh pages every op.
         reuse_freed_memory()
-        self.block = self.block_runner(device, size, dtype, mode)
-        if self.block.placed != device:
+        blocks = self.block_runner(device, size, dtype, mode)
+        if blocks.placed != device:
             raise NotImplementedError(
-                f"the {device} multiply's result lives on {self.block.placed}, not {device}"
+                f"the {device} multiply's result lives on {blocks.placed}, not {device}"
             )
+        # This sample's copy of the input; the next sample's setup takes the next one.
+        self.block = blocks.current
+        blocks.advance()
         # asv divides by calls, a call runs a block of ops: time per op.
         self.timer = per_op_timer(self.block.ops)
         # asv re-runs setup before every sample: each sample waits for a quiet moment,

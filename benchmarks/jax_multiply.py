@@ -9,7 +9,7 @@ start at the first device query, in the benchmark process of each case, after th
 import functools
 
 from .comparators import ComparatorMultiply, memory_reason, multiply_block, not_installed
-from .grid import DTYPES, FACTOR, JAX_DEVICES, JAX_MODES, SIZES
+from .grid import DTYPES, FACTOR, JAX_DEVICES, JAX_MODES, SIZES, input_copies
 
 # The modules, once load_jax() has imported them: module globals, as common.tf, so the
 # op-by-op block's per-op call pays no import statement.
@@ -81,8 +81,9 @@ def skip_reason(device, size, dtype, mode):
 
 
 @functools.lru_cache(maxsize=None)
-def input_array(device, size, dtype):
-    """The size x size array of ones, committed to `device` (ops on it run there)."""
+def input_array(device, size, dtype, copy=0):
+    """The size x size array of ones, committed to `device` (ops on it run there); each
+    `copy` (0 to grid.input_copies - 1) in memory of its own."""
     import numpy
 
     load_jax()
@@ -107,6 +108,14 @@ def _multiply_chain(x, ops):
     return jax.lax.fori_loop(0, ops, lambda i, y: jnp.multiply(y, FACTOR), x)
 
 
+@functools.lru_cache(maxsize=None)
+def jitted(function):
+    """jax.jit(function), made once: the copies of a case's input share it (one shape
+    and dtype: one trace)."""
+    load_jax()
+    return jax.jit(function)
+
+
 def make_multiply_run(mode, x):
     """(make_run, functions) for `mode` on the array `x`.
 
@@ -120,7 +129,7 @@ def make_multiply_run(mode, x):
     if mode == "eager":
         return (lambda ops: lambda: _multiply_block(x, ops)), []
     if mode == "jit":
-        step = jax.jit(_multiply)
+        step = jitted(_multiply)
 
         def make_run(ops):
             def run():
@@ -132,7 +141,7 @@ def make_multiply_run(mode, x):
 
         return make_run, [step]
     if mode == "fori_loop":
-        loop = jax.jit(_multiply_chain)
+        loop = jitted(_multiply_chain)
         (device,) = x.devices()
 
         def make_run(ops):
@@ -166,14 +175,16 @@ def placed_on(array):
 
 @functools.lru_cache(maxsize=None)
 def block_runner(device, size, dtype, mode):
-    """A zero-argument callable running one timed block: compiled, warmed up and
-    calibrated to last at least grid.MIN_BLOCK_SECONDS; `ops` is its length, `placed`
-    its device, `functions` the jitted functions it calls."""
-    x = input_array(device, size, dtype)
-    make_run, functions = make_multiply_run(mode, x)
-    block = multiply_block(make_run, wait_for, placed_on, size)
-    block.functions = functions
-    return block
+    """The case's timing.InTurn (comparators.multiply_block): one block per copy of the
+    input, each compiled, warmed up and calibrated to last at least
+    grid.MIN_BLOCK_SECONDS; `placed` is its device, `functions` the jitted functions
+    its blocks call."""
+    inputs = [input_array(device, size, dtype)] + [
+        input_array(device, size, dtype, copy) for copy in range(1, input_copies(size, dtype))]
+    runs = [make_multiply_run(mode, x) for x in inputs]
+    blocks = multiply_block([make_run for make_run, _ in runs], wait_for, placed_on, size)
+    blocks.functions = runs[0][1]
+    return blocks
 
 
 class JaxMultiply(ComparatorMultiply):
@@ -181,7 +192,7 @@ class JaxMultiply(ComparatorMultiply):
 
     params = [JAX_DEVICES, SIZES, DTYPES, JAX_MODES]
     # Bumped whenever the timed code changes.
-    version = "8"
+    version = "9"
     skip_reason = staticmethod(skip_reason)
     block_runner = staticmethod(block_runner)
 

@@ -9,7 +9,7 @@ like the frameworks (it is cheap, but a comparator case must not need more than 
 import functools
 
 from .comparators import ComparatorMultiply, memory_reason, multiply_block, not_installed
-from .grid import DTYPES, FACTOR, NUMPY_DEVICES, NUMPY_MODES, SIZES
+from .grid import DTYPES, FACTOR, NUMPY_DEVICES, NUMPY_MODES, SIZES, input_copies
 
 # The module, once load_numpy() has imported it (a module global, as common.tf).
 np = None
@@ -32,8 +32,9 @@ def skip_reason(device, size, dtype, mode):
 
 
 @functools.lru_cache(maxsize=None)
-def input_array(device, size, dtype):
-    """The size x size array of ones (numpy's arrays live in host memory)."""
+def input_array(device, size, dtype, copy=0):
+    """The size x size array of ones (numpy's arrays live in host memory); each `copy`
+    (0 to grid.input_copies - 1) in memory of its own."""
     load_numpy()
     return np.ones((size, size), dtype=dtype)
 
@@ -65,10 +66,12 @@ def placed_on(array):
 
 @functools.lru_cache(maxsize=None)
 def block_runner(device, size, dtype, mode):
-    """A zero-argument callable running one timed block, warmed up and calibrated to
-    last at least grid.MIN_BLOCK_SECONDS; `ops` is its length."""
-    x = input_array(device, size, dtype)
-    return multiply_block(make_multiply_run(mode, x), wait_for, placed_on, size)
+    """The case's timing.InTurn (comparators.multiply_block): one block per copy of the
+    input, each warmed up and calibrated to last at least grid.MIN_BLOCK_SECONDS."""
+    inputs = [input_array(device, size, dtype)] + [
+        input_array(device, size, dtype, copy) for copy in range(1, input_copies(size, dtype))]
+    return multiply_block([make_multiply_run(mode, x) for x in inputs], wait_for, placed_on,
+                          size)
 
 
 class NumpyMultiply(ComparatorMultiply):
@@ -76,7 +79,7 @@ class NumpyMultiply(ComparatorMultiply):
 
     params = [NUMPY_DEVICES, SIZES, DTYPES, NUMPY_MODES]
     # Bumped whenever the timed code changes.
-    version = "8"
+    version = "9"
     skip_reason = staticmethod(skip_reason)
     block_runner = staticmethod(block_runner)
 

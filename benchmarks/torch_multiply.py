@@ -10,7 +10,7 @@ import functools
 import sys
 
 from .comparators import ComparatorMultiply, memory_reason, multiply_block, not_installed
-from .grid import DTYPES, FACTOR, SIZES, TORCH_DEVICES, TORCH_MODES
+from .grid import DTYPES, FACTOR, SIZES, TORCH_DEVICES, TORCH_MODES, input_copies
 
 # The module, once load_torch() has imported it: a module global, as common.tf, so the
 # eager block's per-op call pays no import statement.
@@ -55,8 +55,9 @@ def skip_reason(device, size, dtype, mode):
 
 
 @functools.lru_cache(maxsize=None)
-def input_tensor(device, size, dtype):
-    """The size x size tensor of ones, resident on `device`."""
+def input_tensor(device, size, dtype, copy=0):
+    """The size x size tensor of ones, resident on `device`; each `copy` (0 to
+    grid.input_copies - 1) in memory of its own."""
     load_torch()
     return torch.ones((size, size), dtype=getattr(torch, dtype), device=device)
 
@@ -95,10 +96,13 @@ def placed_on(tensor):
 
 @functools.lru_cache(maxsize=None)
 def block_runner(device, size, dtype, mode):
-    """A zero-argument callable running one timed block, warmed up and calibrated to
-    last at least grid.MIN_BLOCK_SECONDS; `ops` is its length, `placed` its device."""
-    x = input_tensor(device, size, dtype)
-    return multiply_block(make_multiply_run(mode, x), wait_for, placed_on, size)
+    """The case's timing.InTurn (comparators.multiply_block): one block per copy of the
+    input, each warmed up and calibrated to last at least grid.MIN_BLOCK_SECONDS;
+    `placed` is its device."""
+    inputs = [input_tensor(device, size, dtype)] + [
+        input_tensor(device, size, dtype, copy) for copy in range(1, input_copies(size, dtype))]
+    return multiply_block([make_multiply_run(mode, x) for x in inputs], wait_for, placed_on,
+                          size)
 
 
 class TorchMultiply(ComparatorMultiply):
@@ -106,7 +110,7 @@ class TorchMultiply(ComparatorMultiply):
 
     params = [TORCH_DEVICES, SIZES, DTYPES, TORCH_MODES]
     # Bumped whenever the timed code changes.
-    version = "8"
+    version = "9"
     skip_reason = staticmethod(skip_reason)
     block_runner = staticmethod(block_runner)
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import allocator, comparators, grid, jax_multiply, numpy_multiply, torch_multiply
+from benchmarks.timing import InTurn
 
 ROOT = Path(__file__).resolve().parents[2]
 HAS_TORCH = importlib.util.find_spec("torch") is not None
@@ -135,14 +136,19 @@ class FakeMultiply(comparators.ComparatorMultiply):
         self.calls.append("block")
         self.warm_ups = 0
 
-        def block():
-            pass
+        def make_block(copy):
+            def block():
+                pass
 
-        def warm_up():
-            self.warm_ups += 1
+            def warm_up():
+                self.warm_ups += 1
 
-        block.ops, block.placed, block.warm_up = 50, self.placed or device, warm_up
-        return block
+            block.ops, block.copy, block.warm_up = 50, copy, warm_up
+            return block
+
+        blocks = InTurn(make_block(copy) for copy in range(3))
+        blocks.placed = self.placed or device
+        return blocks
 
 
 def test_setup_skips_with_the_reason_before_building_anything():
@@ -174,6 +180,62 @@ def test_setup_hands_asv_a_per_op_clock():
     assert bench.timer() < time.perf_counter() / 49
     # asv times right after setup: the sample starts warm (timing.WARM_UP_PARTS).
     assert bench.warm_ups == 1
+
+
+def test_each_sample_takes_the_next_copy_of_the_input_in_turn():
+    # asv runs setup before every sample; the blocks are built once (cached) and each
+    # setup hands the next copy's block to the sample, as TensorFlow's engine does.
+    bench, blocks = FakeMultiply(), None
+
+    def cached(device, size, dtype, mode, built=FakeMultiply.block_runner):
+        nonlocal blocks
+        blocks = blocks or built(bench, device, size, dtype, mode)
+        return blocks
+
+    bench.block_runner = cached
+    taken = []
+    for _ in range(4):
+        bench.setup("cpu", 2, "float32", "eager")
+        taken.append(bench.block.copy)
+    assert taken == [0, 1, 2, 0]
+
+
+def test_a_comparators_blocks_run_on_copies_of_the_input_of_their_own(monkeypatch):
+    np = numpy_multiply.load_numpy()
+    seen, real = [], np.multiply
+
+    def recording(x, factor):
+        seen.append(id(x))
+        return real(x, factor)
+
+    monkeypatch.setattr(np, "multiply", recording)
+    numpy_multiply.block_runner.cache_clear()
+    try:
+        blocks = numpy_multiply.block_runner("cpu", 512, "float32", "eager")
+    finally:
+        monkeypatch.undo()
+        numpy_multiply.block_runner.cache_clear()
+    copies = grid.input_copies(512, "float32")
+    assert copies > 1 and len(blocks.blocks) == copies
+    assert len({block.ops for block in blocks.blocks}) == 1
+    # Copy 0 asked for as block_runner and every other caller ask (the cache keys on the
+    # arguments as written).
+    inputs = [numpy_multiply.input_array("cpu", 512, "float32")] + [
+        numpy_multiply.input_array("cpu", 512, "float32", copy) for copy in range(1, copies)]
+    assert len({id(x) for x in inputs}) == copies and set(seen) == {id(x) for x in inputs}
+    # Each copy's memory is its own.
+    assert not any(np.shares_memory(inputs[0], x) for x in inputs[1:])
+
+
+def test_the_memory_guard_counts_the_copies_of_the_input(monkeypatch):
+    size, dtype = 1000, "float32"
+    one = size * size * 4
+    copies = grid.input_copies(size, dtype)
+    # Room for the input, two results and the allocator's copy, but not the other copies.
+    monkeypatch.setattr(comparators, "free_host_memory", lambda: 4 * one)
+    assert comparators.memory_reason("cpu", size, dtype) is not None
+    monkeypatch.setattr(comparators, "free_host_memory", lambda: (3 + copies) * one)
+    assert comparators.memory_reason("cpu", size, dtype) is None
 
 
 # --- imports ---------------------------------------------------------------------------
@@ -263,8 +325,7 @@ def test_the_forkserver_may_import_torch_and_jax_before_forking():
         "if pid == 0:\n"
         "    from benchmarks import jax_multiply, torch_multiply\n"
         "    for module in (jax_multiply, torch_multiply):\n"
-        "        block = module.block_runner('cpu', 32, 'float32', 'eager')\n"
-        "        block()\n"
+        "        module.block_runner('cpu', 32, 'float32', 'eager').current()\n"
         "    os._exit(0)\n"
         "print(os.waitpid(pid, 0)[1])\n"
     )

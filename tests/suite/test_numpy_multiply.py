@@ -21,7 +21,9 @@ def test_the_read_returns_the_first_element():
 def test_a_cpu_case_is_measured_with_a_per_op_clock():
     bench = numpy_multiply.NumpyMultiply()
     bench.setup("cpu", 32, "int32", "eager")
-    assert bench.block.placed == "cpu" and bench.block.ops >= grid.ops_per_block(32)
+    blocks = numpy_multiply.block_runner("cpu", 32, "int32", "eager")
+    assert blocks.placed == "cpu" and bench.block in blocks.blocks
+    assert bench.block.ops >= grid.ops_per_block(32)
     info = numpy_multiply.block_runner.cache_info()
     numpy_multiply.NumpyMultiply().setup("cpu", 32, "int32", "eager")
     assert numpy_multiply.block_runner.cache_info().hits == info.hits + 1

@@ -13,7 +13,7 @@ def test_cpu_cases_are_measured_here_and_placed_on_the_cpu():
     assert torch_multiply.skip_reason("cpu", 32, "float32", "eager") is None
     bench = torch_multiply.TorchMultiply()
     bench.setup("cpu", 32, "float32", "eager")
-    assert bench.block.placed == "cpu"
+    assert torch_multiply.block_runner("cpu", 32, "float32", "eager").placed == "cpu"
     assert torch_multiply.input_tensor("cpu", 32, "float32").device.type == "cpu"
     bench.time_multiply("cpu", 32, "float32", "eager")
 
@@ -86,7 +86,7 @@ def test_setup_is_cheap_the_second_time():
 
 
 def test_blocks_are_calibrated_to_bury_the_per_sample_cost():
-    block = torch_multiply.block_runner("cpu", 2, "float32", "eager")
+    block = torch_multiply.block_runner("cpu", 2, "float32", "eager").current
     start = time.perf_counter()
     block()
     assert time.perf_counter() - start > grid.MIN_BLOCK_SECONDS / 3
