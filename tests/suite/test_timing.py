@@ -92,7 +92,9 @@ def test_blocks_are_calibrated_to_bury_the_per_sample_cost():
         block()
         # Calibrated at warm-up to last MIN_BLOCK_SECONDS; a loaded machine only lengthens it.
         assert time.perf_counter() - start > grid.MIN_BLOCK_SECONDS / 3
-    assert blocks.ops > grid.ops_per_block(2)
+    # Lengthened from the grid's first guess wherever that fell short; on a slow moment
+    # of a shared VM 100 2x2 eager ops already last 10 ms, and the guess stands.
+    assert blocks.ops >= grid.ops_per_block(2)
 
 
 def test_per_op_seconds_divides_by_the_block_length():
