@@ -3,6 +3,7 @@
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -58,13 +59,22 @@ def asv(path, *args, timeout=900):
     )
 
 
+def _default_sigint():
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def run_until(path, args, marker, then, delay, env_extra=None):
     """Start the runner in its own process group; once `marker` is printed, wait
-    `delay` s and send `then` to the whole group. Output and exit status."""
+    `delay` s and send `then` to the whole group. Output and exit status.
+
+    The runner starts with SIGINT's default action, as a terminal's foreground job
+    does: a test run started in the background by a non-interactive shell (`pytest &`)
+    ignores SIGINT, every child inherits that, and Python then installs no
+    KeyboardInterrupt, so a Ctrl-C test would see the run finish instead."""
     proc = subprocess.Popen([sys.executable, "-m", "tfgpubench", *args], cwd=path,
                             env={**workspace_env(path), **(env_extra or {})},
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=_default_sigint)
     lines = []
     for line in proc.stdout:
         lines.append(line)
