@@ -34,11 +34,19 @@ def memory_reason(device, size, dtype):
     """Why size x size of dtype would not fit on `device` now, or None (host memory for
     every device: Apple GPUs share it; an NVIDIA GPU's own per nvidia-smi too), with
     the case's copies of its input (grid.input_copies)."""
-    inputs = input_copies(size, dtype)
-    reason = memory_skip_reason(size, dtype, free_host_memory(), inputs=inputs)
+    copies = input_copies(size, dtype)
+    reason = memory_skip_reason(size, dtype, free_host_memory(), inputs=copies)
     if reason is None and DEVICE_KIND[device] == "gpu" and sys.platform != "darwin":
-        reason = memory_skip_reason(size, dtype, free_gpu_memory(), inputs=inputs)
+        reason = memory_skip_reason(size, dtype, free_gpu_memory(), inputs=copies)
     return reason
+
+
+def inputs(getter, device, size, dtype):
+    """The case's copies of its input (grid.input_copies), each from the module's cached
+    getter(device, size, dtype, copy=0). Copy 0 is asked for as every other caller asks
+    for the input (the cache keys on the arguments as written): the same one, not one more."""
+    return [getter(device, size, dtype)] + [
+        getter(device, size, dtype, copy) for copy in range(1, input_copies(size, dtype))]
 
 
 def multiply_block(make_runs, wait, placed_on, size):

@@ -8,8 +8,14 @@ start at the first device query, in the benchmark process of each case, after th
 
 import functools
 
-from .comparators import ComparatorMultiply, memory_reason, multiply_block, not_installed
-from .grid import DTYPES, FACTOR, JAX_DEVICES, JAX_MODES, SIZES, input_copies
+from .comparators import (
+    ComparatorMultiply,
+    inputs,
+    memory_reason,
+    multiply_block,
+    not_installed,
+)
+from .grid import DTYPES, FACTOR, JAX_DEVICES, JAX_MODES, SIZES
 
 # The modules, once load_jax() has imported them: module globals, as common.tf, so the
 # op-by-op block's per-op call pays no import statement.
@@ -179,9 +185,7 @@ def block_runner(device, size, dtype, mode):
     input, each compiled, warmed up and calibrated to last at least
     grid.MIN_BLOCK_SECONDS; `placed` is its device, `functions` the jitted functions
     its blocks call."""
-    inputs = [input_array(device, size, dtype)] + [
-        input_array(device, size, dtype, copy) for copy in range(1, input_copies(size, dtype))]
-    runs = [make_multiply_run(mode, x) for x in inputs]
+    runs = [make_multiply_run(mode, x) for x in inputs(input_array, device, size, dtype)]
     blocks = multiply_block([make_run for make_run, _ in runs], wait_for, placed_on, size)
     blocks.functions = runs[0][1]
     return blocks

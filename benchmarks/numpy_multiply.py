@@ -8,8 +8,14 @@ like the frameworks (it is cheap, but a comparator case must not need more than 
 
 import functools
 
-from .comparators import ComparatorMultiply, memory_reason, multiply_block, not_installed
-from .grid import DTYPES, FACTOR, NUMPY_DEVICES, NUMPY_MODES, SIZES, input_copies
+from .comparators import (
+    ComparatorMultiply,
+    inputs,
+    memory_reason,
+    multiply_block,
+    not_installed,
+)
+from .grid import DTYPES, FACTOR, NUMPY_DEVICES, NUMPY_MODES, SIZES
 
 # The module, once load_numpy() has imported it (a module global, as common.tf).
 np = None
@@ -68,10 +74,8 @@ def placed_on(array):
 def block_runner(device, size, dtype, mode):
     """The case's timing.InTurn (comparators.multiply_block): one block per copy of the
     input, each warmed up and calibrated to last at least grid.MIN_BLOCK_SECONDS."""
-    inputs = [input_array(device, size, dtype)] + [
-        input_array(device, size, dtype, copy) for copy in range(1, input_copies(size, dtype))]
-    return multiply_block([make_multiply_run(mode, x) for x in inputs], wait_for, placed_on,
-                          size)
+    runs = [make_multiply_run(mode, x) for x in inputs(input_array, device, size, dtype)]
+    return multiply_block(runs, wait_for, placed_on, size)
 
 
 class NumpyMultiply(ComparatorMultiply):

@@ -9,8 +9,14 @@ the child).
 import functools
 import sys
 
-from .comparators import ComparatorMultiply, memory_reason, multiply_block, not_installed
-from .grid import DTYPES, FACTOR, SIZES, TORCH_DEVICES, TORCH_MODES, input_copies
+from .comparators import (
+    ComparatorMultiply,
+    inputs,
+    memory_reason,
+    multiply_block,
+    not_installed,
+)
+from .grid import DTYPES, FACTOR, SIZES, TORCH_DEVICES, TORCH_MODES
 
 # The module, once load_torch() has imported it: a module global, as common.tf, so the
 # eager block's per-op call pays no import statement.
@@ -99,10 +105,8 @@ def block_runner(device, size, dtype, mode):
     """The case's timing.InTurn (comparators.multiply_block): one block per copy of the
     input, each warmed up and calibrated to last at least grid.MIN_BLOCK_SECONDS;
     `placed` is its device."""
-    inputs = [input_tensor(device, size, dtype)] + [
-        input_tensor(device, size, dtype, copy) for copy in range(1, input_copies(size, dtype))]
-    return multiply_block([make_multiply_run(mode, x) for x in inputs], wait_for, placed_on,
-                          size)
+    runs = [make_multiply_run(mode, x) for x in inputs(input_tensor, device, size, dtype)]
+    return multiply_block(runs, wait_for, placed_on, size)
 
 
 class TorchMultiply(ComparatorMultiply):
