@@ -52,6 +52,9 @@ def test_quick_run_prints_each_fidelity_figure_with_its_target(tmp_path):
     assert all(c["suite_faults"] < 1 and c["bare_faults"] < 1
                for c in figures["fidelity"]["cases"] if c["size"] == 2)
     assert "cases differ between the suite and the bare loop" in done.stdout
+    # The noise floor of the same run: the reference's two halves against each other.
+    assert all(c["reference_itself"] >= 1 for c in figures["fidelity"]["cases"])
+    assert "the reference against itself (its two halves" in done.stdout
     # The machine's own steadiness comes first, with the figures a FAIL is read against.
     assert "stability: this machine's own speed" in done.stdout
     assert figures["stability"]["loops"] > 100 and figures["stability"]["fast"] > 0

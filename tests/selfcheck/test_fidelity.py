@@ -7,6 +7,7 @@ import pytest
 
 from tfgpubench.selfcheck import fidelity, reference, reference_worker
 from tfgpubench.selfcheck.reference import ReferenceWorker, measure
+from tfgpubench.selfcheck.stats import median as stats_median
 from tfgpubench.suite import grid
 
 EAGER = "multiply.Multiply.time_multiply('cpu', 2, 'int32', 'eager')"
@@ -72,9 +73,34 @@ def test_the_page_faults_of_each_side_are_compared_as_medians_per_op():
     assert fidelity.fault_mismatches([big_row]) == [big_row]
 
 
+def test_the_reference_is_compared_with_itself_half_against_half():
+    # Passes alternate between the two halves; the machine is 8% slower whenever the
+    # second half runs, so the reference cannot judge a 5% target on this case.
+    loud, quiet = (2, "int32", "eager"), (2, "int32", "graph_loop")
+    suite = {case_id(loud): {"value": 11.1e-6, "samples": None},
+             case_id(quiet): {"value": 10.9e-6, "samples": None}}
+    passes = [_pass({loud: [10e-6] * 5, quiet: [10e-6] * 5}),
+              _pass({loud: [10.8e-6] * 5, quiet: [10e-6] * 5})] * 3
+    loud_row, quiet_row = sorted(fidelity.compare(suite, passes), key=lambda r: r["mode"])
+    assert loud_row["reference_itself"] == pytest.approx(1.08)
+    assert not loud_row["reference_itself_ok"] and not loud_row["ok"]
+    assert quiet_row["reference_itself"] == pytest.approx(1.0) and quiet_row["reference_itself_ok"]
+    floor = fidelity.noise_floor([loud_row, quiet_row])
+    # One case of two agrees with itself; of the two misses, the loud case's (by 6.7% of
+    # the pooled 10.4 us) lies within its reference's 8% disagreement, the quiet's (9%
+    # over a reference that agrees with itself) does not.
+    assert "1/2 within target, 1.000-1.080" in floor
+    assert "1 of the suite's 2 misses" in floor and "a quiet machine is needed" in floor
+    # A single pass has no halves: the floor is not measured, not invented.
+    (row,) = fidelity.compare(suite | {case_id(quiet): {"value": None}}, passes[:1])
+    assert row["reference_itself"] is None and not row["reference_itself_ok"]
+    assert "not measured" in fidelity.noise_floor([row])
+
+
 def test_each_reference_pass_is_a_process_of_its_own(monkeypatch, capsys):
     # As each asv round is an engine of its own: a mid-size op's time is partly a draw of
-    # the process, and the suite's value pools one draw a round.
+    # the process, and the suite's value pools one draw a round. Each pass is two
+    # processes, one for each half of the reference.
     case = (2, "int32", "eager")
     started, rounds = [], fidelity.suite_module("multiply").Multiply.rounds
 
@@ -99,7 +125,7 @@ def test_each_reference_pass_is_a_process_of_its_own(monkeypatch, capsys):
 
         def run_interleaved(self, commits, rounds, bench, between, progress):
             for number in range(1, rounds + 1):
-                assert len(started) == number and not started[-1].open
+                assert len(started) == 2 * number and not started[-1].open
                 between(number)
 
         def page_faults(self, commit):
@@ -113,12 +139,19 @@ def test_each_reference_pass_is_a_process_of_its_own(monkeypatch, capsys):
                         lambda results: {case_id(case): {"value": 1.3e-5, "samples": None}})
     args, figures = type("Args", (), {"quick": True})(), {}
     fidelity.run_part(args, Scratch(), "c0ffee", figures)
-    assert len(started) == rounds + 1 and not any(w.open for w in started)
+    assert len(started) == 2 * (rounds + 1) and not any(w.open for w in started)
     (row,) = figures["fidelity"]["cases"]
-    # The reference pools every process's loops: its median is the middle process's.
-    assert row["bare"] == pytest.approx(1e-5 * (1.0 + 0.1 * (rounds + 2) / 2))
+    # The reference pools every process's loops: its median is between the two middle ones.
+    assert row["bare"] == pytest.approx(1e-5 * (1.0 + 0.1 * (2 * rounds + 3) / 2))
     assert row["between_processes"] == pytest.approx(started[-1].draw / started[0].draw)
-    assert "in a process of its own" in capsys.readouterr().err
+    # The half asked first alternates from one slot to the next: processes 1, 4, 5, 8, 9
+    # (draws 1.1, 1.4, 1.5, 1.8, 1.9) are the first half, 2, 3, 6, 7, 10 the second.
+    first = stats_median([1.1, 1.4, 1.5, 1.8, 1.9][: rounds + 1])
+    second = stats_median([1.2, 1.3, 1.6, 1.7, 2.0][: rounds + 1])
+    assert row["reference_itself"] == pytest.approx(max(first, second) / min(first, second))
+    out = capsys.readouterr()
+    assert "each half of the reference in a process of its own" in out.err
+    assert "the reference against itself" in out.out
 
 
 def test_page_fault_counts_differ_by_more_than_a_tenth_and_one_per_op():

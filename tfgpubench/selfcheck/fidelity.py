@@ -19,6 +19,15 @@ at 1.00, 1.20, 1.05 and 1.17x one another on the suite's Xeon VM. The suite's
 value pools four such draws; a reference pooling one would hold it to a single
 draw, and miss by that draw.
 
+Each slot between asv rounds holds two reference processes, one for each half of
+the reference (the first asked first in one slot, second in the next). The halves
+are two references alike, made the same way over the same run, and their
+disagreement is this machine's noise floor for the target, measured in the same
+run: where the two halves of the reference differ by more than 5%, no timing
+method can be shown to be within 5% of the truth on this machine, and a miss no
+larger than that disagreement cannot be told from noise. The suite is compared
+with both halves pooled.
+
 Two ratios per case. The median ratio is the target's: asv's recorded value
 (the median of its samples) over the median of the reference's loops. The
 fast ratio compares the 10th percentiles of the two: the op while the machine
@@ -67,7 +76,9 @@ def compare(suite, passes, engine_faults=None):
     "faults": per-op page faults of each}}, ...]; engine_faults: {(size, dtype, mode):
     per-op page faults of each block the engine ran for asv, its warm-up's included}.
     Faults are compared as medians, times as asv compares them: the median.
-    A case is compared where every pass timed it and the suite measured it.
+    A case is compared where every pass timed it and the suite measured it. Passes
+    alternate between the reference's two halves (even, odd): their disagreement,
+    the larger half's median over the smaller's, is the reference against itself.
     """
     rows = []
     for case in sorted(set.intersection(*(set(p) for p in passes)) if passes else ()):
@@ -80,12 +91,17 @@ def compare(suite, passes, engine_faults=None):
         suite_faults = (engine_faults or {}).get(case)
         bare, bare_fast = stats.median(loops), stats.fast(loops)
         pass_medians = [stats.median(p[case]["loops"]) for p in passes]
+        halves = [stats.median([seconds for p in passes[half::2] for seconds in p[case]["loops"]])
+                  for half in (0, 1)] if len(passes) > 1 else None
+        itself = max(halves) / min(halves) if halves else None
         suite_fast = stats.fast(got.get("samples"))
         fast_ratio = suite_fast / bare_fast if suite_fast is not None else None
         rows.append({
             "size": case[0], "dtype": case[1], "mode": case[2], "suite": value, "bare": bare,
             "ratio": value / bare, "between_processes": max(pass_medians) / min(pass_medians),
             "ok": stats.within(value / bare),
+            "reference_itself": itself,
+            "reference_itself_ok": itself is not None and stats.within(itself),
             "suite_fast": suite_fast, "bare_fast": bare_fast, "fast_ratio": fast_ratio,
             "fast_ok": fast_ratio is not None and stats.within(fast_ratio),
             "suite_faults": statistics.median(suite_faults) if suite_faults else None,
@@ -128,9 +144,13 @@ def run_part(args, scratch, commit, figures):
 
     def one_pass(after_round=0):
         progress(f"  reference pass {after_round + 1}/{rounds + 1} ({len(wanted)} cases), "
-                 "in a process of its own...")
-        with ReferenceWorker() as worker:
-            passes.append(reference_pass(worker, wanted))
+                 "each half of the reference in a process of its own...")
+        got = {}
+        # The half asked first alternates, so neither half always follows asv's round.
+        for half in (0, 1) if after_round % 2 == 0 else (1, 0):
+            with ReferenceWorker() as worker:
+                got[half] = reference_pass(worker, wanted)
+        passes.extend([got[0], got[1]])
 
     one_pass()
     progress(f"  asv run of the same cases, one round at a time ({rounds})...")
@@ -142,7 +162,7 @@ def run_part(args, scratch, commit, figures):
     rows = compare(stats.unroll_results(scratch.result_file(commit)), passes, engine_faults)
     tolerance = f"target 1.00 +- {stats.FIDELITY_TOLERANCE:.2f}"
     print(f"  {'case':<30} {'suite/op':>10} {'bare/op':>10} {'ratio':>6}  {tolerance}"
-          f"   {'fast ratio':>10}  (bare: slowest / fastest process)"
+          f"   {'fast ratio':>10}  {'bare vs itself':>14}  (bare: slowest / fastest process)"
           "  page faults per op: suite / bare")
     for r in rows:
         label = f"{r['size']}x{r['size']} {r['dtype']} {r['mode']}"
@@ -150,7 +170,7 @@ def run_part(args, scratch, commit, figures):
                 if r["fast_ratio"] is not None else f"{'-':>10}     ")
         print(f"  {label:<30} {fmt.seconds(r['suite']):>10} {fmt.seconds(r['bare']):>10} "
               f"{r['ratio']:6.3f}  {fmt.verdict(r['ok']):<25}   {fast}  "
-              f"({r['between_processes']:.2f})  "
+              f"{_itself(r):>14}  ({r['between_processes']:.2f})  "
               f"{_faults(r['suite_faults'])} / {_faults(r['bare_faults'])}")
     for key, what in (("ratio", "median ratio (the recorded value)"),
                       ("fast_ratio", "fast ratio (10th percentiles: what the suite adds)")):
@@ -159,6 +179,7 @@ def run_part(args, scratch, commit, figures):
             within = sum(stats.within(x) for x in ratios)
             print(f"  {what}: {within}/{len(rows)} within target; "
                   f"{min(ratios):.3f}-{max(ratios):.3f}, median {stats.median(ratios):.3f}")
+    print(noise_floor(rows))
     differ = fault_mismatches(rows)
     print(f"  page faults per op: {len(differ)}/{len(rows)} cases differ between the suite "
           "and the bare loop (by more than a tenth and one per op)"
@@ -167,6 +188,31 @@ def run_part(args, scratch, commit, figures):
                     for r in differ))
     figures["fidelity"] = {"launch_method": scratch.launch_method, "cases": rows}
     return bool(rows) and all(r["ok"] for r in rows) and len(rows) == len(wanted)
+
+
+def noise_floor(rows):
+    """What the reference's two halves, against each other, say of the target here."""
+    itself = [r for r in rows if r["reference_itself"] is not None]
+    if not itself:
+        return "  the reference against itself: not measured (a single reference pass)"
+    agree = sum(r["reference_itself_ok"] for r in itself)
+    spread = [r["reference_itself"] for r in itself]
+    misses = [r for r in itself if not r["ok"]]
+    covered = sum(abs(r["ratio"] - 1.0) <= r["reference_itself"] - 1.0 for r in misses)
+    return (f"  the reference against itself (its two halves, made alike in this run): "
+            f"{agree}/{len(itself)} within target, {min(spread):.3f}-{max(spread):.3f}, "
+            f"median {stats.median(spread):.3f}; "
+            f"{covered} of the suite's {len(misses)} misses are no larger than the "
+            "reference's disagreement with itself on that case"
+            + ("" if agree == len(itself) else
+               " (where the reference misses its own target, this machine's noise is "
+               "larger than the target: a quiet machine is needed to judge it)"))
+
+
+def _itself(r):
+    if r["reference_itself"] is None:
+        return "-"
+    return f"{r['reference_itself']:.3f} {fmt.verdict(r['reference_itself_ok'])}"
 
 
 def _faults(per_op):
