@@ -15,6 +15,7 @@ Python 3.8 syntax: the oldest stacks' asv environments import every module.
 """
 
 import importlib.util
+import os
 import sys
 
 from .allocator import reuse_freed_memory
@@ -71,6 +72,12 @@ def multiply_block(make_runs, wait, placed_on, size):
         return timed_block
 
     blocks = in_turn(make_block, ops_per_block(size), len(make_runs))
+    # A comparator's round is a forked process of its own whose blocks are built anew,
+    # where TensorFlow's engine keeps its turn through the run: each round starts at a
+    # copy of its own drawing, so 4 rounds of 5-10 samples cover the copies alike, not
+    # copies 0-4 of 8 every round. os.urandom, not `random`: a fork inherits its
+    # parent's `random` state, and every round would draw the same copy.
+    blocks.turn = int.from_bytes(os.urandom(2), "little") % len(blocks.blocks)
     blocks.placed = placed_on(make_runs[0](1)())
     return blocks
 

@@ -227,6 +227,42 @@ def test_a_comparators_blocks_run_on_copies_of_the_input_of_their_own(monkeypatc
     assert not any(np.shares_memory(inputs[0], x) for x in inputs[1:])
 
 
+def _built_turns(monkeypatch, draws):
+    """The first copy each of len(draws) builds of a 4-copy comparator block takes, with
+    os.urandom returning each draw in turn."""
+    draws = iter(draws)
+    monkeypatch.setattr(comparators.os, "urandom", lambda n: next(draws).to_bytes(n, "little"))
+    runs = [lambda ops: lambda: None] * 4
+    return [comparators.multiply_block(runs, lambda r: None, lambda r: "cpu", 2).turn
+            for _ in range(3)]
+
+
+def test_each_round_of_a_comparator_starts_at_a_copy_of_its_own_drawing(monkeypatch):
+    # A round is a forked process that builds its blocks anew: starting every round at
+    # copy 0, 5-10 samples a round would never reach copies 5-7 of 8.
+    assert _built_turns(monkeypatch, [5, 11, 4]) == [1, 3, 0]
+
+
+def test_a_forked_round_draws_its_first_copy_afresh():
+    # `random` would hand every fork its parent's state, so every round the same copy;
+    # os.urandom does not. 16 forks all drawing one of 8 copies alike: chance 8 ** -15.
+    reads = []
+    for _ in range(16):
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read)
+            runs = [lambda ops: lambda: None] * 8
+            turn = comparators.multiply_block(runs, lambda r: None, lambda r: "cpu", 2).turn
+            os.write(write, bytes([turn]))
+            os._exit(0)
+        os.close(write)
+        os.waitpid(pid, 0)
+        reads.append(os.read(read, 1)[0])
+        os.close(read)
+    assert len(set(reads)) > 1 and all(0 <= turn < 8 for turn in reads)
+
+
 def test_the_memory_guard_counts_the_copies_of_the_input(monkeypatch):
     size, dtype = 1000, "float32"
     one = size * size * 4
