@@ -209,8 +209,21 @@ def above_reference_note(share, size, reference):
         return ""
     if not reference.ceiling:
         return "above: the reference runs on one thread, TensorFlow's kernels on every core"
+    same = reference.at(size) if size != reference.size else None
+    if same:
+        # The reference at the case's own size moves the same bytes through the same
+        # caches: it tells whether the caches explain the excess, on this machine.
+        same_share = share * reference.bytes_per_second / same
+        if same_share <= 1:
+            return (f"above: at {size}x{size} part of the data stays in the caches: the "
+                    f"reference itself read {same / 1e9:.3g} GB/s at that size "
+                    f"({same_share:.0%} of it)")
+        return (f"above the all-core reference at {size}x{size} too ({same / 1e9:.3g} GB/s, "
+                f"{same_share:.0%}), so not the caches alone; whether the two were timed at "
+                "moments of different speed, or the op moved fewer bytes than counted, this "
+                "run cannot tell (`selfcheck` shows how far this machine's speed moves)")
     if reference.size and size and size < reference.size:
-        return (f"above: at {size}x{size} part of the data stays in the caches, which the "
+        return (f"above: at {size}x{size} part of the data may stay in the caches, which the "
                 f"reference at {reference.size}x{reference.size} does not fit")
     return "above the all-core reference: the two were measured under different load"
 

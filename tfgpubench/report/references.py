@@ -47,13 +47,19 @@ class Reference:
     """A bandwidth to compare with, in bytes per second, and where it comes from.
 
     size: the tensor side it was measured at (None for a published figure);
-    ceiling: whether nothing on that device should exceed it.
+    ceiling: whether nothing on that device should exceed it;
+    by_size: ((size, bytes per second), ...) of every size the same run measured it at.
     """
 
     bytes_per_second: float
     source: str
     size: int = None
     ceiling: bool = True
+    by_size: tuple = ()
+
+    def at(self, size):
+        """Bytes per second the reference itself read at `size`, or None."""
+        return dict(self.by_size).get(size)
 
 
 def cpu_reference(run):
@@ -71,7 +77,8 @@ def cpu_reference(run):
             what = "every core" if ceiling else "one thread, not a ceiling for TensorFlow"
             return Reference(largest.value * 1e9,
                              f"STREAM scale at {size}x{size} float32 on {what}, same run",
-                             size, ceiling)
+                             size, ceiling,
+                             tuple(sorted((m.params.get("size"), m.value * 1e9) for m in measured)))
     return None
 
 
