@@ -16,6 +16,11 @@ WAIT = "wait.Wait.time_wait"
 # thread, as results recorded before the all-core one existed hold.
 CPU_REFERENCE = "reference.StreamScale.track_scale_bandwidth"
 CPU_ONE_THREAD_REFERENCE = "reference.NumpyScale.track_numpy_scale_bandwidth"
+# The same kernel written over its input, as the modes below write each product (from
+# the second on) over the one before: TensorFlow hands a buffer held by nothing else to
+# the next op (tests/suite/test_timing.py checks it for graph_loop).
+CPU_IN_PLACE_REFERENCE = "reference.StreamScaleInPlace.track_scale_bandwidth"
+IN_PLACE_MODES = ("graph_loop",)
 SEED_SPEEDUP = "seed.SeedScript.track_reported_speedup"
 SEED_ON_GPU = "seed.SeedScript.track_gpu_calls_on_a_gpu"
 # The same multiply in the comparator frameworks (benchmarks/*_multiply.py).

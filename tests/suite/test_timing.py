@@ -37,6 +37,47 @@ def test_every_mode_computes_the_multiply(mode, dtype):
     assert y == [[expected, expected], [expected, expected]]
 
 
+def _buffers_written_by_each_multiply(function, *args):
+    """Addresses of the buffers each Mul of a traced function's graph wrote, in order, as
+    the executor's full trace records them (the function's graph run in a session)."""
+    graph_def = function.get_concrete_function(*args).graph.as_graph_def()
+    placeholders = [node.name for node in graph_def.node if node.op == "Placeholder"]
+    with tf.Graph().as_default() as graph:
+        feeds = [tf.compat.v1.placeholder(arg.dtype, arg.shape) for arg in args]
+        (out,) = tf.graph_util.import_graph_def(
+            graph_def, input_map=dict(zip(placeholders, feeds)), return_elements=["Identity:0"])
+        with tf.compat.v1.Session(graph=graph) as session:
+            metadata = tf.compat.v1.RunMetadata()
+            session.run(out, dict(zip(feeds, [arg.numpy() for arg in args])),
+                        options=tf.compat.v1.RunOptions(trace_level=3), run_metadata=metadata)
+    return [output.tensor_description.allocation_description.ptr
+            for device in metadata.step_stats.dev_stats for node in device.node_stats
+            if node.node_name.endswith("/Mul") for output in node.output]
+
+
+def test_graph_loop_writes_each_product_over_the_one_before():
+    # The report's reason why graph_loop can read above STREAM's scale (reference.
+    # StreamScaleInPlace): TensorFlow hands the last product, held by nothing else, to
+    # the next multiply as its output buffer. Each multiply's input is the product
+    # before it, so one address from the second on means each wrote over its input.
+    _, (loop,) = common.make_multiply_run("graph_loop")
+    x = common.input_tensor("cpu", 256, "float32")
+    written = _buffers_written_by_each_multiply(loop, x, tf.constant(6))
+    assert len(written) == 6 and len(set(written[1:])) == 1
+
+    # The same chain with each product held one step longer: every multiply needs a new
+    # buffer while its input is still held, and the trace shows them alternate.
+    @tf.function
+    def held(x, ops):
+        y, before = x, x
+        for _ in tf.range(ops):
+            y, before = tf.multiply(y, grid.FACTOR), y
+        return y + before
+
+    written = _buffers_written_by_each_multiply(held, x, tf.constant(6))
+    assert all(a != b for a, b in zip(written, written[1:]))
+
+
 def test_function_input_is_an_argument_not_a_folded_constant():
     block = common.block_runner("cpu", 32, "float32", "function")
     (step,) = block.functions

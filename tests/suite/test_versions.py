@@ -66,12 +66,26 @@ def timed_modules(module):
     return sorted(seen)
 
 
+def _lineage(tree, cls):
+    """Names of `cls` and of the classes of the same module it derives from."""
+    classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
+    names, todo = set(), [cls]
+    while todo:
+        name = todo.pop()
+        if name in classes and name not in names:
+            names.add(name)
+            todo += [getattr(base, "id", None) for base in classes[name].bases]
+    return names
+
+
 def fingerprint(module, cls):
-    """sha256 of the class's syntax tree, its module's other top-level code (helpers,
-    constants, not other classes), and every timed module it imports."""
+    """sha256 of the class's syntax tree and those of the classes of its module it derives
+    from, its module's other top-level code (helpers, constants, not other classes), and
+    every timed module it imports."""
     tree = _tree(module)
+    lineage = _lineage(tree, cls)
     own = [node for node in tree.body
-           if not isinstance(node, ast.ClassDef) or node.name == cls]
+           if not isinstance(node, ast.ClassDef) or node.name in lineage]
     parts = [ast.dump(node) for node in own]
     parts += [ast.dump(_tree(name)) for name in timed_modules(module)]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
@@ -132,6 +146,19 @@ def test_the_fingerprint_ignores_comments_and_docstrings_but_not_code(tmp_path, 
     assert fingerprint("bench", "B") == before
     (tmp_path / "helper.py").write_text("def f():\n    return 2\n")
     assert fingerprint("bench", "B") != before
+
+
+def test_a_subclass_changes_with_the_class_it_derives_from(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys.modules[__name__], "SUITE", tmp_path)
+    source = ("class A:\n    n = 1\n\n    def track_x(self):\n        return self.n\n\n\n"
+              "class B(A):\n    def track_x(self):\n        return super().track_x()\n\n\n"
+              "class C:\n    def track_y(self):\n        return 0\n")
+    (tmp_path / "bench.py").write_text(source)
+    before = {name: fingerprint("bench", name) for name in "ABC"}
+    (tmp_path / "bench.py").write_text(source.replace("n = 1", "n = 2"))
+    after = {name: fingerprint("bench", name) for name in "ABC"}
+    assert after["A"] != before["A"] and after["B"] != before["B"]
+    assert after["C"] == before["C"]
 
 
 def update():

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from ..names import (
     BANDWIDTH,
     BASELINE_MODE,
+    IN_PLACE_MODES,
     MULTIPLY,
     SEED_DTYPE,
     SEED_MODE,
@@ -198,30 +199,39 @@ def bandwidth_rows(run, fits, machine_info):
                 "reference_source": reference.source if reference else "no reference recorded",
                 "measured_share": measured_share,
                 "fitted_share": analysis.share(fitted, reference_bps),
-                "note": above_reference_note(measured_share, largest, reference),
+                "note": above_reference_note(measured_share, largest, reference, mode),
             })
     return rows
 
 
-def above_reference_note(share, size, reference):
-    """Why a measured bandwidth reads above its reference, or "" where it does not."""
+def above_reference_note(share, size, reference, mode=None):
+    """Why a measured bandwidth of `mode` reads above its reference, or "" where it does not."""
     if share is None or share <= 1 or reference is None:
         return ""
     if not reference.ceiling:
         return "above: the reference runs on one thread, TensorFlow's kernels on every core"
+    measured = share * reference.bytes_per_second
     same = reference.at(size) if size != reference.size else None
+    # The reference at the case's own size moves the same bytes through the same caches:
+    # it tells whether the caches explain the excess, on this machine.
+    if same and measured <= same:
+        return (f"above: at {size}x{size} part of the data stays in the caches: the "
+                f"reference itself read {same / 1e9:.3g} GB/s at that size "
+                f"({measured / same:.0%} of it)")
+    # A mode that writes each product over the one before skips the read a CPU makes of
+    # each line of a new array before writing it: the reference written in place moves
+    # the bytes the same way.
+    in_place = reference.in_place_at(size) if mode in IN_PLACE_MODES else None
+    if in_place and measured <= in_place:
+        return (f"above: {mode} writes each product over the one before, which spares the "
+                "CPU the read of each line of a new array before writing it; STREAM scale "
+                f"written over its input read {in_place / 1e9:.3g} GB/s at {size}x{size} "
+                f"in the same run ({measured / in_place:.0%} of it)")
     if same:
-        # The reference at the case's own size moves the same bytes through the same
-        # caches: it tells whether the caches explain the excess, on this machine.
-        same_share = share * reference.bytes_per_second / same
-        if same_share <= 1:
-            return (f"above: at {size}x{size} part of the data stays in the caches: the "
-                    f"reference itself read {same / 1e9:.3g} GB/s at that size "
-                    f"({same_share:.0%} of it)")
         return (f"above the all-core reference at {size}x{size} too ({same / 1e9:.3g} GB/s, "
-                f"{same_share:.0%}), so not the caches alone; whether the two were timed at "
-                "moments of different speed, or the op moved fewer bytes than counted, this "
-                "run cannot tell (`selfcheck` shows how far this machine's speed moves)")
+                f"{measured / same:.0%}), so not the caches alone; whether the two were timed "
+                "at moments of different speed, or the op moved fewer bytes than counted, "
+                "this run cannot tell (`selfcheck` shows how far this machine's speed moves)")
     if reference.size and size and size < reference.size:
         return (f"above: at {size}x{size} part of the data may stay in the caches, which the "
                 f"reference at {reference.size}x{reference.size} does not fit")

@@ -2,17 +2,18 @@
 
 The CPU's reference is measured in the same run: STREAM's "scale" kernel (a
 multiply by a scalar into a preallocated output) split across every core,
-recorded by reference.StreamScale; results recorded before it existed have
-only the one-thread NumpyScale, which is not a ceiling for TensorFlow's
-multi-threaded kernels and is named so. A GPU's reference is its best
-measured copy when the suite records one, else the memory bandwidth its
-maker publishes.
+recorded by reference.StreamScale, and the same kernel written over its input
+(reference.StreamScaleInPlace), which a loop writing each product over the one
+before is compared with; results recorded before them have only the one-thread
+NumpyScale, which is not a ceiling for TensorFlow's multi-threaded kernels and
+is named so. A GPU's reference is its best measured copy when the suite records
+one, else the memory bandwidth its maker publishes.
 """
 
 import re
 from dataclasses import dataclass
 
-from ..names import CPU_ONE_THREAD_REFERENCE, CPU_REFERENCE
+from ..names import CPU_IN_PLACE_REFERENCE, CPU_ONE_THREAD_REFERENCE, CPU_REFERENCE
 
 # Peak memory bandwidth in GB/s as published by the makers (see
 # shared/notes/facts.md). A name matches a machine.json value (asv keeps any
@@ -48,7 +49,8 @@ class Reference:
 
     size: the tensor side it was measured at (None for a published figure);
     ceiling: whether nothing on that device should exceed it;
-    by_size: ((size, bytes per second), ...) of every size the same run measured it at.
+    by_size: ((size, bytes per second), ...) of every size the same run measured it at;
+    in_place_by_size: the same for the kernel written over its input, where measured.
     """
 
     bytes_per_second: float
@@ -56,10 +58,19 @@ class Reference:
     size: int = None
     ceiling: bool = True
     by_size: tuple = ()
+    in_place_by_size: tuple = ()
 
     def at(self, size):
         """Bytes per second the reference itself read at `size`, or None."""
         return dict(self.by_size).get(size)
+
+    def in_place_at(self, size):
+        """Bytes per second the reference written over its input read at `size`, or None."""
+        return dict(self.in_place_by_size).get(size)
+
+
+def _by_size(measurements):
+    return tuple(sorted((m.params.get("size"), m.value * 1e9) for m in measurements))
 
 
 def cpu_reference(run):
@@ -75,10 +86,10 @@ def cpu_reference(run):
             largest = max(measured, key=lambda m: m.params.get("size", 0))
             size = largest.params.get("size")
             what = "every core" if ceiling else "one thread, not a ceiling for TensorFlow"
+            in_place = [m for m in run.benchmark(CPU_IN_PLACE_REFERENCE) if m.measured]
             return Reference(largest.value * 1e9,
                              f"STREAM scale at {size}x{size} float32 on {what}, same run",
-                             size, ceiling,
-                             tuple(sorted((m.params.get("size"), m.value * 1e9) for m in measured)))
+                             size, ceiling, _by_size(measured), _by_size(in_place))
     return None
 
 
@@ -91,7 +102,8 @@ def gpu_reference(run, machine_info):
     copies = [
         m
         for name, measurements in run.measurements.items()
-        if name.startswith("reference.") and name not in (CPU_REFERENCE, CPU_ONE_THREAD_REFERENCE)
+        if name.startswith("reference.")
+        and name not in (CPU_REFERENCE, CPU_IN_PLACE_REFERENCE, CPU_ONE_THREAD_REFERENCE)
         for m in measurements
         if m.measured and m.unit == "GB/s" and m.params.get("device") == "gpu"
     ]
