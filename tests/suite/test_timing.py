@@ -2,6 +2,7 @@
 
 import time
 
+import numpy as np
 import pytest
 
 tf = pytest.importorskip("tensorflow")
@@ -150,6 +151,24 @@ def test_numpy_reference_reports_a_bandwidth():
     bench = reference.NumpyScale()
     bench.setup(2048)
     assert bench.track_numpy_scale_bandwidth(2048) > 0
+
+
+@pytest.mark.filterwarnings("error")
+def test_the_in_place_reference_writes_over_its_input_and_says_nothing_of_overflow():
+    into_new, in_place = reference.StreamScale(), reference.StreamScaleInPlace()
+    for bench in (into_new, in_place):
+        bench.setup(256)
+        for _ in range(200):  # past float32's range: 2**200 is inf
+            bench.block()
+    try:
+        # Each slice's output is its input in place, a new array in the original.
+        assert all(x.ctypes.data == out.ctypes.data for x, out in in_place.slices)
+        assert not any(np.shares_memory(x, out) for x, out in into_new.slices)
+        assert np.isinf(in_place.slices[0][0]).all() and (into_new.slices[0][0] == 1).all()
+        assert in_place.track_scale_bandwidth(256) > 0
+    finally:
+        into_new.teardown(256)
+        in_place.teardown(256)
 
 
 def test_the_gpu_wait_probe_runs_its_blocks_here_too():
