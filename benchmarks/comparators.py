@@ -98,13 +98,14 @@ class ComparatorMultiply:
     repeat = (5, 10, 5.0)
 
     def setup(self, device, size, dtype, mode):
+        # The malloc settings TensorFlow's engine runs under (allocator.py), before the
+        # framework starts its threads (skip_reason asks JAX for its devices, which
+        # starts them): a framework's large results land on reused memory, as
+        # TensorFlow's do, not on fresh pages every op.
+        reuse_freed_memory()
         reason = self.skip_reason(device, size, dtype, mode)
         if reason:
             raise NotImplementedError(reason)
-        # The malloc settings TensorFlow's engine runs under (allocator.py), before the
-        # block allocates: a framework's large results land on reused memory, as
-        # TensorFlow's do, not on fresh pages every op.
-        reuse_freed_memory()
         blocks = self.block_runner(device, size, dtype, mode)
         if blocks.placed != device:
             raise NotImplementedError(
