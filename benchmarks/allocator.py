@@ -27,7 +27,9 @@ The settings, where the environment does not set them itself (a user's own win):
   reuse_freed_memory  the same through mallopt(3), for a process already running: the
                       comparators' benchmark processes, which asv starts. mallopt's arena
                       limit holds for arenas made after it: a thread that already has
-                      one keeps it.
+                      one keeps it. So a comparator applies it first thing in setup,
+                      before a skip check starts the framework's threads: JAX's
+                      4096x4096 results were mapped afresh every op otherwise.
 No effect where malloc is not glibc's (macOS). Python 3.8 syntax: the oldest stacks run it.
 """
 
