@@ -4,8 +4,9 @@ peak found by its whole chip name, and what the report says when a figure reads 
 import pytest
 
 from tfgpubench.names import CPU_IN_PLACE_REFERENCE, CPU_ONE_THREAD_REFERENCE, CPU_REFERENCE
+from tfgpubench.report.analysis import LinearFit
 from tfgpubench.report.asvresults import Measurement, Run
-from tfgpubench.report.build import above_reference_note
+from tfgpubench.report.build import above_reference_note, bytes_moved, fit_above_reference_note
 from tfgpubench.report.references import (
     GPU_SPEC_BANDWIDTH,
     Reference,
@@ -130,3 +131,25 @@ def test_the_cpu_key_names_the_chip_too():
 def test_every_entry_is_found_by_its_own_name():
     for name, gigabytes, _ in GPU_SPEC_BANDWIDTH:
         assert peak(f"{name} (details)") == (name, gigabytes)
+
+
+def fit_row(sizes, used):
+    """A fit_rows row whose fit kept the sizes marked used (the coefficients do not matter)."""
+    residuals = tuple((bytes_moved(s, "float32"), 0.0, u) for s, u in zip(sizes, used))
+    return {"sizes": sizes, "fit": LinearFit(1e-5, 1e-11, 0.0, 0.0, sum(used), residuals)}
+
+
+def test_a_fitted_bandwidth_above_the_reference_names_the_sizes_its_slope_comes_from():
+    reference = Reference(30e9, "s", 8192, True)
+    sizes = [2, 128, 1000, 2048, 4096]
+    # Kept up to 1000x1000 (4096x4096 left out): its slope is not the memory's to claim.
+    row = fit_row(sizes, [True, True, True, False, False])
+    assert fit_above_reference_note(1.6, row, reference) == (
+        "fit 1/b above: its slope comes from sizes up to 1000x1000 (7.63 MiB per op), not "
+        "from sizes as large as the reference's 8192x8192 (512 MiB per op)")
+    # At or under the reference, or without a ceiling to compare with: nothing to say.
+    assert fit_above_reference_note(0.9, row, reference) == ""
+    assert fit_above_reference_note(1.6, row, Reference(30e9, "s", 4096, False)) == ""
+    # A fit that kept sizes as large as the reference's: the sizes do not explain it.
+    big = Reference(30e9, "s", 4096, True)
+    assert fit_above_reference_note(1.6, fit_row(sizes, [True] * 5), big) == ""

@@ -179,11 +179,12 @@ def bandwidth_rows(run, fits, machine_info):
     largest = sizes[-1] if sizes else None
     for device in axis(run, MULTIPLY, "device"):
         for mode in _modes(run):
-            fit = next(
-                (r["fit"] for r in fits
+            fit_row = next(
+                (r for r in fits
                  if (r["device"], r["dtype"], r["mode"]) == (device, "float32", mode)),
                 None,
             )
+            fit = fit_row["fit"] if fit_row else None
             at_largest = run.get(BANDWIDTH, device=device, size=largest, mode=mode)
             measured = at_largest.value * 1e9 if at_largest and at_largest.measured else None
             fitted = fit.bandwidth if fit else None
@@ -192,14 +193,17 @@ def bandwidth_rows(run, fits, machine_info):
             reference = refs.get(device)
             reference_bps = reference.bytes_per_second if reference else None
             measured_share = analysis.share(measured, reference_bps)
+            fitted_share = analysis.share(fitted, reference_bps)
+            notes = [above_reference_note(measured_share, largest, reference, mode),
+                     fit_above_reference_note(fitted_share, fit_row, reference)]
             rows.append({
                 "device": device, "mode": mode, "size": largest,
                 "measured": measured, "fitted": fitted,
                 "reference": reference_bps,
                 "reference_source": reference.source if reference else "no reference recorded",
                 "measured_share": measured_share,
-                "fitted_share": analysis.share(fitted, reference_bps),
-                "note": above_reference_note(measured_share, largest, reference, mode),
+                "fitted_share": fitted_share,
+                "note": "; ".join(note for note in notes if note),
             })
     return rows
 
@@ -236,6 +240,34 @@ def above_reference_note(share, size, reference, mode=None):
         return (f"above: at {size}x{size} part of the data may stay in the caches, which the "
                 f"reference at {reference.size}x{reference.size} does not fit")
     return "above the all-core reference: the two were measured under different load"
+
+
+def fit_above_reference_note(share, fit_row, reference):
+    """Why a fitted bandwidth (1/b) reads above the reference where the fit's sizes say
+    so, or "".
+
+    The fit keeps the sizes where t = a + b*bytes holds: on a CPU often only those whose
+    data a cache can hold. Where every size it kept moves fewer bytes than the
+    reference does, the report says so with the figures.
+    """
+    if share is None or share <= 1 or fit_row is None or reference is None:
+        return ""
+    if not reference.ceiling or not reference.size:
+        return ""
+    # The fit's points are in ascending bytes: ascending sizes (fit_rows).
+    kept = [size for size, (_, _, used) in zip(fit_row["sizes"], fit_row["fit"].residuals)
+            if used]
+    if not kept:
+        return ""
+    largest = max(kept)
+    kept_bytes = bytes_moved(largest, "float32")
+    reference_bytes = bytes_moved(reference.size, "float32")
+    if kept_bytes is None or reference_bytes is None or kept_bytes >= reference_bytes:
+        return ""
+    return (f"fit 1/b above: its slope comes from sizes up to {largest}x{largest} "
+            f"({kept_bytes / 2**20:.3g} MiB per op), not from sizes as large as the "
+            f"reference's {reference.size}x{reference.size} "
+            f"({reference_bytes / 2**20:.0f} MiB per op)")
 
 
 def mode_rows(run):
