@@ -89,6 +89,9 @@ IN_PLACE = Reference(30e9, "s", 8192, True, ((4096, 32e9), (8192, 30e9)),
      "so not the caches alone"),
     # Where the caches explain it, they are named first.
     (1.05, "graph_loop", IN_PLACE, "stays in the caches"),
+    # The case's size is the reference's own (no same-size figure apart from it).
+    (1.5, "graph_loop", Reference(32e9, "s", 4096, True, ((4096, 32e9),), ((4096, 50e9),)),
+     "written over its input read 50 GB/s at 4096x4096 in the same run (96% of it)"),
 ])
 def test_a_loop_writing_in_place_is_compared_with_the_kernel_written_in_place(
         share, mode, reference, words):
@@ -142,14 +145,15 @@ def fit_row(sizes, used):
 def test_a_fitted_bandwidth_above_the_reference_names_the_sizes_its_slope_comes_from():
     reference = Reference(30e9, "s", 8192, True)
     sizes = [2, 128, 1000, 2048, 4096]
-    # Kept up to 1000x1000 (4096x4096 left out): its slope is not the memory's to claim.
+    # Kept up to 1000x1000, the larger sizes left out: the slope is theirs, not 4096's.
     row = fit_row(sizes, [True, True, True, False, False])
     assert fit_above_reference_note(1.6, row, reference) == (
-        "fit 1/b above: its slope comes from sizes up to 1000x1000 (7.63 MiB per op), not "
-        "from sizes as large as the reference's 8192x8192 (512 MiB per op)")
-    # At or under the reference, or without a ceiling to compare with: nothing to say.
+        "fit 1/b above: its slope comes from sizes up to 1000x1000 (7.63 MiB per op); the "
+        "larger ones measured, up to 4096x4096 (128 MiB per op), were left out of the fit "
+        "(their residuals above)")
+    # At or under the reference: nothing to say.
     assert fit_above_reference_note(0.9, row, reference) == ""
-    assert fit_above_reference_note(1.6, row, Reference(30e9, "s", 4096, False)) == ""
-    # A fit that kept sizes as large as the reference's: the sizes do not explain it.
-    big = Reference(30e9, "s", 4096, True)
-    assert fit_above_reference_note(1.6, fit_row(sizes, [True] * 5), big) == ""
+    # A fit that kept the largest size measured: the sizes do not explain it, even though
+    # the reference (8192x8192) moves more bytes than any of them.
+    assert fit_above_reference_note(1.6, fit_row(sizes, [True, True, False, True, True]),
+                                    reference) == ""

@@ -194,16 +194,17 @@ def bandwidth_rows(run, fits, machine_info):
             reference_bps = reference.bytes_per_second if reference else None
             measured_share = analysis.share(measured, reference_bps)
             fitted_share = analysis.share(fitted, reference_bps)
-            notes = [above_reference_note(measured_share, largest, reference, mode),
-                     fit_above_reference_note(fitted_share, fit_row, reference)]
             rows.append({
                 "device": device, "mode": mode, "size": largest,
                 "measured": measured, "fitted": fitted,
                 "reference": reference_bps,
                 "reference_source": reference.source if reference else "no reference recorded",
+                # The same kernel written over its input, at the case's size (or None).
+                "in_place_reference": reference.in_place_at(largest) if reference else None,
                 "measured_share": measured_share,
                 "fitted_share": fitted_share,
-                "note": "; ".join(note for note in notes if note),
+                "note": above_reference_note(measured_share, largest, reference, mode),
+                "fit_note": fit_above_reference_note(fitted_share, fit_row, reference),
             })
     return rows
 
@@ -243,31 +244,24 @@ def above_reference_note(share, size, reference, mode=None):
 
 
 def fit_above_reference_note(share, fit_row, reference):
-    """Why a fitted bandwidth (1/b) reads above the reference where the fit's sizes say
-    so, or "".
-
-    The fit keeps the sizes where t = a + b*bytes holds: on a CPU often only those whose
-    data a cache can hold. Where every size it kept moves fewer bytes than the
-    reference does, the report says so with the figures.
-    """
+    """Why a fitted bandwidth (1/b) reads above the reference, where the fit says so: it
+    left out the largest sizes it was offered, so its slope comes from smaller ones
+    (on a CPU, often those a cache can hold); else ""."""
     if share is None or share <= 1 or fit_row is None or reference is None:
         return ""
-    if not reference.ceiling or not reference.size:
-        return ""
+    sizes = fit_row["sizes"]
     # The fit's points are in ascending bytes: ascending sizes (fit_rows).
-    kept = [size for size, (_, _, used) in zip(fit_row["sizes"], fit_row["fit"].residuals)
-            if used]
-    if not kept:
+    kept = [size for size, (_, _, used) in zip(sizes, fit_row["fit"].residuals) if used]
+    if not kept or max(kept) >= max(sizes):
         return ""
-    largest = max(kept)
-    kept_bytes = bytes_moved(largest, "float32")
-    reference_bytes = bytes_moved(reference.size, "float32")
-    if kept_bytes is None or reference_bytes is None or kept_bytes >= reference_bytes:
+    largest_kept, largest = max(kept), max(sizes)
+    kept_bytes, largest_bytes = (bytes_moved(s, "float32") for s in (largest_kept, largest))
+    if kept_bytes is None or largest_bytes is None:
         return ""
-    return (f"fit 1/b above: its slope comes from sizes up to {largest}x{largest} "
-            f"({kept_bytes / 2**20:.3g} MiB per op), not from sizes as large as the "
-            f"reference's {reference.size}x{reference.size} "
-            f"({reference_bytes / 2**20:.0f} MiB per op)")
+    return (f"fit 1/b above: its slope comes from sizes up to {largest_kept}x{largest_kept} "
+            f"({kept_bytes / 2**20:.3g} MiB per op); the larger ones measured, up to "
+            f"{largest}x{largest} ({largest_bytes / 2**20:.3g} MiB per op), were left out "
+            "of the fit (their residuals above)")
 
 
 def mode_rows(run):

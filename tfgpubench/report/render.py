@@ -89,7 +89,8 @@ def stack_tables(report):
         [[r["device"], r["mode"], f"{r['size']}x{r['size']}" if r["size"] else "n/a",
           fmt.bandwidth(r["measured"]), fmt.share(r["measured_share"]),
           fmt.bandwidth(r["fitted"]), fmt.share(r["fitted_share"]),
-          f"{fmt.bandwidth(r['reference'])}: {r['reference_source']}", r["note"] or "-"]
+          f"{fmt.bandwidth(r['reference'])}: {r['reference_source']}",
+          "; ".join(n for n in (r["note"], r["fit_note"]) if n) or "-"]
          for r in report.bandwidth],
     ))
     tables.append(Table(
