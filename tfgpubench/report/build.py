@@ -249,19 +249,17 @@ def fit_above_reference_note(share, fit_row, reference):
     (on a CPU, often those a cache can hold); else ""."""
     if share is None or share <= 1 or fit_row is None or reference is None:
         return ""
-    sizes = fit_row["sizes"]
     # The fit's points are in ascending bytes: ascending sizes (fit_rows).
-    kept = [size for size, (_, _, used) in zip(sizes, fit_row["fit"].residuals) if used]
-    if not kept or max(kept) >= max(sizes):
+    kept = [size for size, (_, _, used) in zip(fit_row["sizes"], fit_row["fit"].residuals)
+            if used]
+    largest = max(fit_row["sizes"])
+    if not kept or max(kept) == largest:
         return ""
-    largest_kept, largest = max(kept), max(sizes)
-    kept_bytes, largest_bytes = (bytes_moved(s, "float32") for s in (largest_kept, largest))
-    if kept_bytes is None or largest_bytes is None:
-        return ""
-    return (f"fit 1/b above: its slope comes from sizes up to {largest_kept}x{largest_kept} "
-            f"({kept_bytes / 2**20:.3g} MiB per op); the larger ones measured, up to "
-            f"{largest}x{largest} ({largest_bytes / 2**20:.3g} MiB per op), were left out "
-            "of the fit (their residuals above)")
+    return (f"fit 1/b above: its slope comes from sizes up to {max(kept)}x{max(kept)} "
+            f"({bytes_moved(max(kept), 'float32') / 2**20:.3g} MiB per op); the larger ones "
+            f"measured, up to {largest}x{largest} "
+            f"({bytes_moved(largest, 'float32') / 2**20:.3g} MiB per op), were left out of "
+            "the fit (their residuals above)")
 
 
 def mode_rows(run):
