@@ -1,5 +1,6 @@
 """`python -m tfgpubench selfcheck`: its help, and a real --quick run (fidelity under asv)."""
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -29,6 +30,21 @@ def test_help_lists_the_parts_without_importing_tensorflow():
         cwd=ROOT, capture_output=True, text=True, timeout=60,
     )
     assert probe.stdout.strip() == "False"
+
+
+def test_without_tensorflow_it_says_how_to_install_it_and_measures_nothing(monkeypatch, capsys):
+    # The main job's `pip install -e .` leaves this Python without TensorFlow.
+    from tfgpubench import cli
+    from tfgpubench.selfcheck import asvruns
+
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "tensorflow" else real_find_spec(name, *a))
+    monkeypatch.setattr(asvruns, "Scratch", lambda *a, **k: pytest.fail("measured anyway"))
+    monkeypatch.chdir(ROOT)
+    assert cli.main(["selfcheck", "--only", "fidelity"]) == 2
+    err = capsys.readouterr().err
+    assert "no TensorFlow in" in err and "pip install -e '.[tf]'" in err
 
 
 @pytest.mark.slow

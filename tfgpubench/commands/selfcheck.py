@@ -20,6 +20,7 @@ The asv runs go to a temporary directory (own config copy, git repo, results, HO
 use this interpreter's TensorFlow: the project's results/ and .stacks are never touched.
 """
 
+import importlib.util
 import json
 import sys
 import tempfile
@@ -85,6 +86,12 @@ def add_arguments(parser):
 def run(args):
     parts = args.only or (["stability", "fidelity"] if args.quick else PARTS)
     load_config(args.config)  # says where it looked when there is none
+    # Every part times this interpreter's TensorFlow; the main job's `pip install -e .`
+    # installs none here (asv's environments get their own).
+    if importlib.util.find_spec("tensorflow") is None:
+        print(f"tfgpubench selfcheck: no TensorFlow in {sys.executable} to measure; "
+              "install it with `pip install -e '.[tf]'`", file=sys.stderr)
+        return 2
     figures = {"date": time.strftime("%Y-%m-%d %H:%M %Z"), "command": " ".join(sys.argv)}
     ok = True
     start = time.perf_counter()
