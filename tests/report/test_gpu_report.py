@@ -71,6 +71,27 @@ def test_gpu_bandwidth_is_a_share_of_the_gpus_published_peak(synthetic):
         grid.bytes_moved(4096, "float32") / seconds / 200e9, rel=0.08)
 
 
+
+def test_the_cpu_loop_written_in_place_is_measured_against_the_kernel_written_in_place(
+        synthetic):
+    # The model's CPU graph_loop moves its bytes at 45 GB/s, above STREAM into a new
+    # array (35) and under STREAM written over its input (55): the report says why it
+    # reads above the ceiling, with the in-place kernel's figure from the same run.
+    _, stacks = synthetic
+    rows = {(r["device"], r["mode"]): r for r in stacks[0].bandwidth}
+    loop = rows[("cpu", "graph_loop")]
+    in_place = loop["in_place_reference"]
+    assert in_place == pytest.approx(model.STREAM_SCALE_IN_PLACE, rel=0.1)
+    assert loop["reference"] == pytest.approx(model.STREAM_SCALE, rel=0.1)
+    assert loop["measured_share"] > 1
+    measured = loop["measured_share"] * loop["reference"]
+    assert measured == pytest.approx(model.CPU_IN_PLACE_BANDWIDTH, rel=0.1)
+    assert "graph_loop writes each product over the one before" in loop["note"]
+    assert f"{in_place / 1e9:.3g} GB/s at 4096x4096" in loop["note"]
+    assert f"({measured / in_place:.0%} of it)" in loop["note"]
+    # A mode that writes a new array each op stays under the ceiling, with no note.
+    assert rows[("cpu", "eager")]["measured_share"] < 1 and rows[("cpu", "eager")]["note"] == ""
+
 def test_verdicts_answer_the_seed_with_what_the_gpu_measured(synthetic):
     _, stacks = synthetic
     text = "\n".join(stacks[0].verdicts)
