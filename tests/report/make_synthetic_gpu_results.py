@@ -8,10 +8,10 @@ The model, per op, for every case of the suite's current grid:
 
     t = FIXED[device][mode] + bytes_moved(size, dtype) / BANDWIDTH[device]
 
-times lognormal noise (sigma NOISE) on each of SAMPLES samples, seeded, except the CPU's
-graph_loop, whose bytes move at CPU_IN_PLACE_BANDWIDTH: its chain writes each product over
-the one before, as TensorFlow's does (tests/suite/test_timing.py), which a CPU does
-faster than into a new array; the all-core STREAM kernel reads STREAM_SCALE into a new
+times lognormal noise (sigma NOISE) on each of SAMPLES samples, seeded. On the CPU,
+graph_loop's bytes move at CPU_IN_PLACE_BANDWIDTH instead: its chain writes each product
+over the one before, as TensorFlow's does (tests/suite/test_timing.py), which a CPU does
+faster than into a new array. The all-core STREAM kernel reads STREAM_SCALE into a new
 array and STREAM_SCALE_IN_PLACE written over its input. The GPU side
 behaves as the GPU self-check says a CUDA machine does: int32 is computed on the
 CPU by TensorFlow's host-memory kernel (skipped) except under XLA; everything else

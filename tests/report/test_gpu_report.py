@@ -71,7 +71,6 @@ def test_gpu_bandwidth_is_a_share_of_the_gpus_published_peak(synthetic):
         grid.bytes_moved(4096, "float32") / seconds / 200e9, rel=0.08)
 
 
-
 def test_the_cpu_loop_written_in_place_is_measured_against_the_kernel_written_in_place(
         synthetic):
     # The model's CPU graph_loop moves its bytes at 45 GB/s, above STREAM into a new
@@ -91,6 +90,7 @@ def test_the_cpu_loop_written_in_place_is_measured_against_the_kernel_written_in
     assert f"({measured / in_place:.0%} of it)" in loop["note"]
     # A mode that writes a new array each op stays under the ceiling, with no note.
     assert rows[("cpu", "eager")]["measured_share"] < 1 and rows[("cpu", "eager")]["note"] == ""
+
 
 def test_verdicts_answer_the_seed_with_what_the_gpu_measured(synthetic):
     _, stacks = synthetic
