@@ -8,10 +8,15 @@ class RecordingScratch(Scratch):
 
     def __init__(self):
         self.runs = []
+        self.rounds_run = []
 
     def run(self, commit, bench=None, extra_env=None, progress=None, one_round=False):
         self.runs.append((commit, bench, extra_env, one_round))
         return {"wall": 2.0, "output": ""}
+
+    def sample_counts(self, commit):
+        # Each round adds 10 samples of case "c" to its commit's result file.
+        return {"c": 10 * sum(r[0] == commit for r in self.runs)}
 
 
 def test_rounds_alternate_between_commits_reversing_each_round():
@@ -24,6 +29,10 @@ def test_rounds_alternate_between_commits_reversing_each_round():
     assert all(r[1] == "^x" and r[3] for r in scratch.runs)
     assert {r[0]: r[2] for r in scratch.runs} == {"A": None, "B": {"V": "1"}}
     assert after == [1, 2, 3, 4] and walls == {"A": 8.0, "B": 8.0}
+    # Where each round's samples end, in the order the rounds ran (stats.round_drift).
+    assert [(c, n, counts["c"]) for c, n, counts in scratch.rounds_run] == [
+        ("A", 1, 10), ("B", 1, 10), ("B", 2, 20), ("A", 2, 20),
+        ("A", 3, 30), ("B", 3, 30), ("B", 4, 40), ("A", 4, 40)]
 
 
 def test_one_round_adds_its_samples_and_page_faults_to_the_commits_earlier_ones(monkeypatch):

@@ -19,6 +19,7 @@ from pathlib import Path
 from ..names import GPU_CHECKS_ENV
 from ..runner import ASV_RUN_DEFAULTS, engine_scope, gpu_checks_in
 from ..suite import suite_module
+from .stats import unroll_results
 
 MACHINE = "selfcheck"
 _PROGRESS = re.compile(r"^\[\s*\d+(\.\d+)?%\]")
@@ -51,6 +52,9 @@ class Scratch:
         self.launch_method = config.get("launch_method") or "spawn"
         # {commit: {(builder, *args): page faults per op of each run}}: see page_faults.
         self.faults = {}
+        # [(commit, round number, {case: its samples so far})] of run_interleaved's rounds,
+        # in the order they ran: where each round's samples end (stats.round_drift).
+        self.rounds_run = []
         self.benchmark_dir = config["benchmark_dir"]
         self.config = self.root / "asv.conf.json"
         self.config.write_text(json.dumps(config, indent=1))
@@ -139,7 +143,8 @@ class Scratch:
         samples are appended to the commit's earlier ones, as asv continuous does.
 
         envs: {commit: extra environment}; between(number) runs after each round.
-        Returns {commit: wall seconds of its asv runs, summed}.
+        Each round's sample counts go to `rounds_run`. Returns {commit: wall seconds of
+        its asv runs, summed}.
         """
         walls = dict.fromkeys(commits, 0.0)
         for number in range(1, rounds + 1):
@@ -149,6 +154,7 @@ class Scratch:
                 done = self.run(commit, bench, extra_env=(envs or {}).get(commit),
                                 one_round=True)
                 walls[commit] += done["wall"]
+                self.rounds_run.append((commit, number, self.sample_counts(commit)))
             if between:
                 between(number)
         return walls
@@ -163,6 +169,11 @@ class Scratch:
         return self._asv(
             ["compare", "--factor", str(factor), "--split", "--machine", MACHINE, before, after]
         )
+
+    def sample_counts(self, commit):
+        """{case: how many samples `commit`'s result file holds} of its time cases."""
+        cases = unroll_results(self.result_file(commit))
+        return {case: len(c["samples"]) for case, c in cases.items() if c["samples"]}
 
     def result_file(self, commit):
         found = list((self.root / "results" / MACHINE).glob(f"{commit[:8]}-*.json"))

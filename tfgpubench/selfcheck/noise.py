@@ -33,6 +33,28 @@ def report_comparison(title, rows, flags):
     return timed
 
 
+def report_drift(scratch, before, after, factor):
+    """Print how the machine's speed moved over the pair's rounds (stats.round_drift) and
+    the lean that alone gives `after` against `before`; returns both for the record."""
+    results = {c: stats.unroll_results(scratch.result_file(c)) for c in (before, after)}
+    drift = stats.round_drift(results, [r for r in scratch.rounds_run if r[0] in results])
+    if not drift:
+        return {}
+    label = {before: "A", after: "B"}
+    ratios = [ratio for _, _, ratio in drift]
+    lean = stats.drift_lean(drift, before, after)
+    print("    each round against the case's median, in the order they ran: "
+          + "  ".join(f"{label[c]}{n} x{ratio:.2f}" for c, n, ratio in drift))
+    print(f"    the machine moved x{max(ratios) / min(ratios):.2f} between rounds; "
+          f"that alone puts B at x{lean:.2f} of A")
+    # Half the factor: a lean that size already turns the noisier cases into flags.
+    if abs(lean - 1) > (factor - 1) / 2:
+        print("    (A ran first and last, as asv continuous runs its baseline: a slow "
+              "start or end of the run falls on it; flags leaning the same way are the "
+              "machine's)")
+    return {"order": [[label[c], n, ratio] for c, n, ratio in drift], "lean": lean}
+
+
 def run_part(args, scratch, runs, figures):
     """runs: {"quiet": (A, B), "loaded": (A, C)} commits already measured. Prints the
     comparisons; whether no time case was flagged in either."""
@@ -44,7 +66,8 @@ def run_part(args, scratch, runs, figures):
         title = "quiet A/A" if name == "quiet" else f"A/A with {BurstyLoad().describe()}"
         timed = report_comparison(title, rows, flags)
         figures["noise"][name] = {"compared": len([r for r in rows if r["ratio"] is not None]),
-                                  "flagged": flags, "time_flagged": len(timed)}
+                                  "flagged": flags, "time_flagged": len(timed),
+                                  "rounds": report_drift(scratch, before, after, args.factor)}
         ok &= not timed
     spreads = {}
     for commit in {c for pair in runs.values() for c in pair}:

@@ -120,6 +120,48 @@ def spreads(cases, prefix="time_"):
     return out
 
 
+def round_drift(results, rounds_run, prefix="time_"):
+    """How the machine's speed moved from round to round of an interleaved run.
+
+    results: {commit: unroll_results of its result file}; rounds_run: [(commit, round
+    number, {case: samples it held after that round})] in the order the rounds ran
+    (Scratch.rounds_run). Returns [(commit, number, ratio)] in that order: over the
+    cases every round measured, the median of (the round's median sample / the case's
+    median over every round of every commit). In an A/A every commit runs the same
+    code, so these move only with the machine.
+    """
+    rounds = []  # [(commit, number, {case: that round's samples})]
+    before = {}  # {(commit, case): samples it held before this round}
+    for commit, number, counts in rounds_run:
+        cases, taken = results[commit], {}
+        for case, count in counts.items():
+            if prefix in cases[case]["benchmark"].rsplit(".", 1)[-1]:
+                taken[case] = cases[case]["samples"][before.get((commit, case), 0):count]
+                before[commit, case] = count
+        rounds.append((commit, number, taken))
+    if not rounds:
+        return []
+    common = set.intersection(*({c for c, got in taken.items() if got}
+                                for _, _, taken in rounds))
+    if not common:
+        return []
+    overall = {c: median([x for _, _, taken in rounds for x in taken[c]]) for c in common}
+    return [(commit, number, median([median(taken[c]) / overall[c] for c in common]))
+            for commit, number, taken in rounds]
+
+
+def drift_lean(drift, before, after):
+    """What round_drift's rounds alone make of `after` against `before`: the mean of
+    after's round ratios over the mean of before's. 1.0 where the machine's drift fell on
+    both alike; asv continuous's order (before, after, after, before, ...) cancels a
+    steady drift, not a slow first or last round, which is before's."""
+    def mean(commit):
+        ratios = [ratio for c, _, ratio in drift if c == commit]
+        return sum(ratios) / len(ratios) if ratios else math.nan
+
+    return mean(after) / mean(before)
+
+
 def benchmark_durations(result_file):
     """{benchmark: seconds asv spent on it, all its combinations and rounds}."""
     columns = result_file["result_columns"]
