@@ -52,7 +52,7 @@ class Scratch:
         self.launch_method = config.get("launch_method") or "spawn"
         # {commit: {(builder, *args): page faults per op of each run}}: see page_faults.
         self.faults = {}
-        # [(commit, round number, {case: its samples so far})] of run_interleaved's rounds,
+        # [(commit, round number, {case: how many samples it holds})] of run_interleaved's rounds,
         # in the order they ran: where each round's samples end (stats.round_drift).
         self.rounds_run = []
         self.benchmark_dir = config["benchmark_dir"]
@@ -171,8 +171,12 @@ class Scratch:
         )
 
     def sample_counts(self, commit):
-        """{case: how many samples `commit`'s result file holds} of its time cases."""
-        cases = unroll_results(self.result_file(commit))
+        """{case: how many samples `commit`'s result file holds}, for the cases with any;
+        {} where asv wrote none (the run's failure shows in compare, not here)."""
+        try:
+            cases = unroll_results(self.result_file(commit))
+        except RuntimeError:
+            return {}
         return {case: len(c["samples"]) for case, c in cases.items() if c["samples"]}
 
     def result_file(self, commit):

@@ -39,6 +39,7 @@ def report_drift(scratch, before, after, factor):
     results = {c: stats.unroll_results(scratch.result_file(c)) for c in (before, after)}
     drift = stats.round_drift(results, [r for r in scratch.rounds_run if r[0] in results])
     if not drift:
+        print("    (no case was measured in every round: no drift between rounds to show)")
         return {}
     label = {before: "A", after: "B"}
     ratios = [ratio for _, _, ratio in drift]
@@ -49,8 +50,11 @@ def report_drift(scratch, before, after, factor):
           f"that alone puts B at x{lean:.2f} of A")
     # Half the factor: a lean that size already turns the noisier cases into flags.
     if abs(lean - 1) > (factor - 1) / 2:
-        print("    (A ran first and last, as asv continuous runs its baseline: a slow "
-              "start or end of the run falls on it; flags leaning the same way are the "
+        first, last = label[drift[0][0]], label[drift[-1][0]]
+        ends = (f"{first} ran both the first and the last round" if first == last
+                else f"{first} ran the first round, {last} the last")
+        print(f"    ({ends}, as asv continuous orders its commits; the drift reads as "
+              f"{'B' if lean < 1 else 'A'} faster, and flags that lean that way are the "
               "machine's)")
     return {"order": [[label[c], n, ratio] for c, n, ratio in drift], "lean": lean}
 

@@ -133,11 +133,16 @@ def round_drift(results, rounds_run, prefix="time_"):
     rounds = []  # [(commit, number, {case: that round's samples})]
     before = {}  # {(commit, case): samples it held before this round}
     for commit, number, counts in rounds_run:
-        cases, taken = results[commit], {}
+        taken = {}
         for case, count in counts.items():
-            if prefix in cases[case]["benchmark"].rsplit(".", 1)[-1]:
-                taken[case] = cases[case]["samples"][before.get((commit, case), 0):count]
-                before[commit, case] = count
+            got = results[commit].get(case) or {}
+            if prefix not in got.get("benchmark", "").rsplit(".", 1)[-1]:
+                continue
+            # A case that failed in a later round has no samples left in the final file
+            # (asv drops them); one that failed and came back counts again from 0. Either
+            # leaves some round without samples, and the case out of `common` below.
+            taken[case] = (got.get("samples") or [])[before.get((commit, case), 0):count]
+            before[commit, case] = count
         rounds.append((commit, number, taken))
     if not rounds:
         return []
