@@ -7,6 +7,7 @@ asv writes) so tests can feed it outputs captured from real runs.
 import itertools
 import math
 import re
+import statistics
 
 from ..names import case_id
 
@@ -161,8 +162,7 @@ def drift_lean(drift, before, after):
     both alike; asv continuous's order (before, after, after, before, ...) cancels a
     steady drift, not a slow first or last round, which is before's."""
     def mean(commit):
-        ratios = [ratio for c, _, ratio in drift if c == commit]
-        return sum(ratios) / len(ratios) if ratios else math.nan
+        return statistics.fmean(ratio for c, _, ratio in drift if c == commit)
 
     return mean(after) / mean(before)
 
