@@ -1,0 +1,148 @@
+"""Experiment: would asv's own rule hold the A/A target if each round counted once?
+
+asv compare (and continuous) run Mann-Whitney U on every sample of a case, as if each
+were drawn on its own. A case's samples in one round are taken within about a second,
+and a shared VM's speed can step by 2x for tens of seconds at a time, so a round's
+samples share the machine's state: 40 samples from 4 rounds carry the evidence of
+about 4. This script measures two A/A pairs of Multiply.time_multiply (one stack under
+two commits, quiet, then under the self-check's bursty load), ROUNDS rounds interleaved
+as asv continuous does, keeps the scratch, and judges each pair by asv's rule
+(asv_runner's compute_stats, asv's is_different, the factor) several ways:
+
+- the first 4, 6 and all ROUNDS rounds, every sample (what asv does now);
+- the same rounds, one value per round (the round's median, or its first sample,
+  which is what `repeat = 1` would record).
+
+Beside each, its power on this run's own noise: how many of the >= 100 us cases the
+rule flags when B's samples are multiplied by 1.15 and by 1.25 (a known slowdown).
+
+    python scripts/aa_by_round.py DIR [--rounds 8]      # measure (50 min on a 2-core VM)
+    python scripts/aa_by_round.py DIR --judge-only      # judge what DIR holds
+
+Not part of the self-check: it takes twice the self-check's noise part, and it is a
+question about the design, not a check of a machine.
+"""
+
+import argparse
+import glob
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tfgpubench.selfcheck import stats  # noqa: E402
+
+BENCHMARK = "multiply.Multiply.time_multiply"
+FACTOR = 1.1
+SLOWDOWNS = (1.15, 1.25)
+
+
+def say(message):
+    print(time.strftime("%H:%M:%S"), message, flush=True)
+
+
+def measure(root, rounds, config):
+    from tfgpubench.selfcheck.asvruns import Scratch
+    from tfgpubench.selfcheck.load import BurstyLoad
+
+    scratch = Scratch(root, config, commits=4, launch_method="forkserver")
+    quiet_a, quiet_b, loaded_a, loaded_b = scratch.hashes
+    say("quiet A/A")
+    scratch.run_interleaved([quiet_a, quiet_b], rounds, bench=BENCHMARK, progress=say)
+    with BurstyLoad() as load:
+        say(f"A/A with {load.describe()}")
+        scratch.run_interleaved([loaded_a, loaded_b], rounds, bench=BENCHMARK, progress=say)
+    (root / "pairs.json").write_text(json.dumps(
+        {"pairs": {"quiet": [quiet_a, quiet_b], "loaded": [loaded_a, loaded_b]},
+         "rounds_run": scratch.rounds_run}))
+
+
+def flagged_ratio(first, second, factor=FACTOR):
+    """asv's verdict on two sample lists: the ratio of medians where asv would flag it."""
+    from asv._stats import is_different
+    from asv_runner.statistics import compute_stats
+
+    value_a, stats_a = compute_stats(first, 1)
+    value_b, stats_b = compute_stats(second, 1)
+    ratio = value_b / value_a
+    if is_different(first, second, stats_a, stats_b) and not 1 / factor <= ratio <= factor:
+        return ratio
+    return None
+
+
+def samples_by_round(root, commit, rounds_run):
+    """{case: [round 1's samples, round 2's, ...]} of one commit's time cases."""
+    (path,) = glob.glob(f"{root}/results/*/{commit[:8]}*.json")
+    cases = stats.unroll_results(json.loads(Path(path).read_text()))
+    out, before = {}, {}
+    for run_commit, _, counts in rounds_run:
+        if run_commit != commit:
+            continue
+        for case, count in counts.items():
+            samples = (cases.get(case) or {}).get("samples") or []
+            out.setdefault(case, []).append(samples[before.get(case, 0):count])
+            before[case] = count
+    return {case: taken for case, taken in out.items() if ".time_" in case}
+
+
+def ways(rounds):
+    return {
+        "every sample (asv now)": lambda taken: [x for r in taken[:rounds] for x in r],
+        "one value a round (its median)": lambda taken: [statistics.median(r)
+                                                         for r in taken[:rounds]],
+        "one value a round (its first sample)": lambda taken: [r[0] for r in taken[:rounds]],
+    }
+
+
+def judge(root):
+    kept = json.loads((root / "pairs.json").read_text())
+    rounds_run = kept["rounds_run"]
+    for pair, (first, second) in kept["pairs"].items():
+        a = samples_by_round(root, first, rounds_run)
+        b = samples_by_round(root, second, rounds_run)
+        most = min(len(taken) for taken in a.values())
+        print(f"== {pair} A/A, {BENCHMARK}, factor {FACTOR}")
+        for rounds in sorted({4, 6, most} & set(range(1, most + 1))):
+            for way, pick in ways(rounds).items():
+                flags, compared, power = [], 0, {k: [0, 0] for k in SLOWDOWNS}
+                for case, taken in a.items():
+                    other = b.get(case)
+                    if not other or not all(taken[:rounds]) or not all(other[:rounds]):
+                        continue
+                    compared += 1
+                    first_values, second_values = pick(taken), pick(other)
+                    ratio = flagged_ratio(first_values, second_values)
+                    if ratio:
+                        flags.append(f"x{ratio:.2f} {case}")
+                    if statistics.median(first_values) >= 100e-6:
+                        for k, counts in power.items():
+                            counts[1] += 1
+                            counts[0] += bool(flagged_ratio(first_values,
+                                                            [x * k for x in second_values]))
+                print(f"  {rounds} rounds, {way}: {len(flags)} of {compared} flagged; "
+                      "B slowed " + ", ".join(f"x{k}: {n} of {t} flagged"
+                                              for k, (n, t) in power.items())
+                      + " (cases >= 100 us)")
+                for flag in flags:
+                    print(f"      {flag}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("dir", type=Path, help="scratch folder, kept")
+    parser.add_argument("--rounds", type=int, default=8)
+    parser.add_argument("--config", default="asv.conf.json")
+    parser.add_argument("--judge-only", action="store_true")
+    args = parser.parse_args()
+    if not args.judge_only:
+        if args.dir.exists():
+            parser.error(f"{args.dir} exists: give a new folder, or --judge-only")
+        measure(args.dir, args.rounds, args.config)
+    judge(args.dir)
+
+
+if __name__ == "__main__":
+    main()
