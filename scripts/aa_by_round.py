@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tfgpubench.selfcheck import stats  # noqa: E402
 
 BENCHMARK = "multiply.Multiply.time_multiply"
-FACTOR = 1.1
+FACTOR = stats.FACTOR
 SLOWDOWNS = (1.15, 1.25)
 
 
@@ -75,17 +75,13 @@ def flagged_ratio(first, second, factor=FACTOR):
 
 def samples_by_round(root, commit, rounds_run):
     """{case: [round 1's samples, round 2's, ...]} of one commit's time cases."""
-    (path,) = glob.glob(f"{root}/results/*/{commit[:8]}*.json")
-    cases = stats.unroll_results(json.loads(Path(path).read_text()))
-    out, before = {}, {}
-    for run_commit, _, counts in rounds_run:
-        if run_commit != commit:
-            continue
-        for case, count in counts.items():
-            samples = (cases.get(case) or {}).get("samples") or []
-            out.setdefault(case, []).append(samples[before.get(case, 0):count])
-            before[case] = count
-    return {case: taken for case, taken in out.items() if ".time_" in case}
+    (path,) = glob.glob(f"{root}/results/*/{commit[:8]}-*.json")
+    results = {commit: stats.unroll_results(json.loads(Path(path).read_text()))}
+    out = {}
+    for _, _, taken in stats.split_rounds(results, [r for r in rounds_run if r[0] == commit]):
+        for case, samples in taken.items():
+            out.setdefault(case, []).append(samples)
+    return out
 
 
 def ways(rounds):

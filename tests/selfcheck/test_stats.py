@@ -125,6 +125,19 @@ def test_sensitivity_matching_on_a_real_intraop_threads_run():
     assert len(match["missed"]) == 3
 
 
+def test_split_rounds_gives_each_round_its_own_samples_in_run_order(quiet_aa):
+    rounds = stats.split_rounds(quiet_aa.results, quiet_aa.rounds_run)
+    assert [(c, n) for c, n, _ in rounds] == quiet_aa.order
+    for commit in ("A", "B"):
+        mine = [taken for c, _, taken in rounds if c == commit]
+        for case, got in quiet_aa.results[commit].items():
+            if ".time_" not in case or not got["samples"]:
+                assert all(case not in taken for taken in mine)
+                continue
+            assert [len(taken[case]) for taken in mine] == [10, 10, 10, 10]
+            assert [x for taken in mine for x in taken[case]] == got["samples"]
+
+
 def test_round_drift_finds_the_slow_start_of_a_real_quiet_aa(quiet_aa):
     drift = stats.round_drift(quiet_aa.results, quiet_aa.rounds_run)
     assert [(c, n) for c, n, _ in drift] == quiet_aa.order

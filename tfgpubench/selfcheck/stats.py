@@ -121,17 +121,15 @@ def spreads(cases, prefix="time_"):
     return out
 
 
-def round_drift(results, rounds_run, prefix="time_"):
-    """How the machine's speed moved from round to round of an interleaved run.
+def split_rounds(results, rounds_run, prefix="time_"):
+    """Each round's own samples of an interleaved run.
 
     results: {commit: unroll_results of its result file}; rounds_run: [(commit, round
     number, {case: samples it held after that round})] in the order the rounds ran
-    (Scratch.rounds_run). Returns [(commit, number, ratio)] in that order: over the
-    cases every round measured, the median of (the round's median sample / the case's
-    median over every round of every commit). In an A/A every commit runs the same
-    code, so these move only with the machine.
+    (Scratch.rounds_run). Returns [(commit, number, {case: that round's samples})] in
+    that order, for the cases of `prefix` benchmarks.
     """
-    rounds = []  # [(commit, number, {case: that round's samples})]
+    rounds = []
     before = {}  # {(commit, case): samples it held before this round}
     for commit, number, counts in rounds_run:
         taken = {}
@@ -141,10 +139,23 @@ def round_drift(results, rounds_run, prefix="time_"):
                 continue
             # A case that failed in a later round has no samples left in the final file
             # (asv drops them); one that failed and came back counts again from 0. Either
-            # leaves some round without samples, and the case out of `common` below.
+            # leaves some round without samples, and the case out of round_drift's `common`.
             taken[case] = (got.get("samples") or [])[before.get((commit, case), 0):count]
             before[commit, case] = count
         rounds.append((commit, number, taken))
+    return rounds
+
+
+def round_drift(results, rounds_run, prefix="time_"):
+    """How the machine's speed moved from round to round of an interleaved run
+    (arguments as split_rounds).
+
+    Returns [(commit, number, ratio)] in the order the rounds ran: over the cases every
+    round measured, the median of (the round's median sample / the case's median over
+    every round of every commit). In an A/A every commit runs the same code, so these
+    move only with the machine.
+    """
+    rounds = split_rounds(results, rounds_run, prefix)
     if not rounds:
         return []
     common = set.intersection(*({c for c, got in taken.items() if got}
