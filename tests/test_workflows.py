@@ -1,5 +1,6 @@
 """The GitHub Actions workflows: they pass actionlint, and every step that runs a command
-calls the one script the end-to-end test runs (.ci/fleet), with a step it knows."""
+calls the one script the end-to-end test runs (.ci/fleet), with a step it knows. And CI's
+own script (.ci/run) runs the README's test command, and stops where it fails."""
 
 import os
 import re
@@ -119,3 +120,25 @@ def test_the_fleet_measures_on_each_kind_of_machine_and_publishes_them_all():
     assert runs[-2:] == [".ci/fleet merge incoming --commit --push", ".ci/fleet publish"]
     # Measuring checks out what discover committed: the new rows.
     assert jobs["measure"]["steps"][0]["with"]["ref"] == "${{ needs.discover.outputs.sha }}"
+
+
+def readme_test_command():
+    """The README's test command: the indented line under "The tests:"."""
+    found = re.search(r"^The tests:\n\n    (\S.*)$", (ROOT / "README.md").read_text(), re.M)
+    assert found, "the README gives no test command under 'The tests:'"
+    return found[1]
+
+
+def test_ci_runs_the_readmes_test_command_and_stops_when_it_fails(tmp_path):
+    command = readme_test_command()
+    script = (ROOT / ".ci" / "run").read_text()
+    (line,) = [line for line in script.splitlines() if line.startswith(command)]
+    # Under the script's own shell options, with a python3 that fails, nothing after
+    # the command may run: CI must not pass on later steps after a failed install.
+    (tmp_path / "python3").write_text("#!/bin/sh\nexit 3\n")
+    (tmp_path / "python3").chmod(0o755)
+    options = next(line for line in script.splitlines() if line.startswith("set -"))
+    done = subprocess.run(["bash", "-c", f"{options}\n{line}\necho reached"], cwd=tmp_path,
+                          env={**os.environ, "PATH": f"{tmp_path}:{os.environ['PATH']}"},
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 3 and "reached" not in done.stdout

@@ -6,6 +6,7 @@ import datetime
 import re
 
 import pytest
+from packaging.requirements import Requirement
 
 from tfgpubench import runner
 from tfgpubench.names import COMPARATOR_BENCHMARKS, COMPARATORS_SECTION
@@ -42,6 +43,32 @@ def test_the_table_has_a_comparator_chain_after_the_tensorflow_sections():
     assert "3.11" in newest_row.wheels["linux-x86_64"]
     assert newest_row.label == (f"torch{pinned['torch']}-jax{pinned['jax']}-"
                                 f"numpy{pinned['numpy']}")
+
+
+def extra_pins(extras, name):
+    """pyproject's extra `name`, its references to the project's own extras unfolded:
+    {distribution: version}."""
+    pins = {}
+    for line in extras[name]:
+        requirement = Requirement(line)
+        if requirement.name == "tfgpubench":
+            for own in requirement.extras:
+                pins.update(extra_pins(extras, own))
+        else:
+            (spec,) = requirement.specifier
+            assert spec.operator == "==", line
+            pins[requirement.name] = spec.version
+    return pins
+
+
+def test_the_comparators_extra_installs_the_newest_comparator_row():
+    # The extras put the frameworks in the tests' own interpreter: tests and the measured
+    # stack must be the same versions, and `jax` (what CI adds) must be the same JAX.
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        extras = tomllib.load(f)["project"]["optional-dependencies"]
+    row = dict(install_stack.parse_pin(p) for p in COMPARATOR_ROWS[-1].pins)
+    assert extra_pins(extras, "comparators") == {k: row[k] for k in ("torch", "jax", "jaxlib")}
+    assert extra_pins(extras, "jax") == {k: row[k] for k in ("jax", "jaxlib")}
 
 
 def test_a_table_without_comparators_is_still_valid():

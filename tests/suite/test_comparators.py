@@ -245,6 +245,9 @@ def test_each_round_of_a_comparator_starts_at_a_copy_of_its_own_drawing(monkeypa
     assert _built_turns(monkeypatch, [5, 11, 4]) == [1, 3, 0]
 
 
+# With JAX imported by an earlier test, JAX warns at every fork; the child here runs
+# only Python and os.urandom, no JAX.
+@pytest.mark.filterwarnings(r"ignore:os\.fork\(\) was called:RuntimeWarning")
 def test_a_forked_round_draws_its_first_copy_afresh():
     # `random` would hand every fork its parent's state, so every round the same copy;
     # os.urandom does not. 16 forks all drawing one of 8 copies alike: chance 8 ** -15.
