@@ -1,5 +1,7 @@
 """Stability: the machine's own steadiness, from loops timed by the reference worker."""
 
+from types import SimpleNamespace
+
 import pytest
 
 from tfgpubench.selfcheck import stability
@@ -27,6 +29,43 @@ def test_a_slow_majority_moves_the_median():
     loops = [10e-6] * 40 + [11e-6] * 60
     got = stability.summarize(loops)
     assert got["median_over_fast"] == pytest.approx(1.1) and not got["steady"]
+
+
+def test_steady_throughout_needs_both_probes_steady_at_one_speed():
+    start = stability.summarize([10e-6] * 500)
+    assert stability.across_the_run(start, stability.summarize([10.2e-6] * 500)) == {
+        "fast_moved": pytest.approx(1.02), "steady": True}
+    # Steady at each end, but at another full speed: the parts between saw neither.
+    moved = stability.across_the_run(start, stability.summarize([13e-6] * 500))
+    assert moved["fast_moved"] == pytest.approx(1.3) and not moved["steady"]
+    # One speed at both ends, but the end switches between two speeds.
+    switching = stability.summarize([10e-6] * 650 + [15e-6] * 350)
+    assert not stability.across_the_run(start, switching)["steady"]
+    assert not stability.across_the_run(switching, start)["steady"]
+
+
+def test_the_probe_at_the_end_is_read_against_the_first(monkeypatch, capsys):
+    speeds = iter([[10e-6] * 500, [10e-6] * 650 + [15e-6] * 350])
+
+    class Worker:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def loops(self, size, dtype, mode, seconds):
+            return next(speeds)
+
+    monkeypatch.setattr(stability, "ReferenceWorker", Worker)
+    args, figures = SimpleNamespace(factor=1.1), {}
+    assert stability.run_part(args, figures) is True
+    assert stability.run_part(args, figures, again=True) is False
+    out = capsys.readouterr().out
+    assert "stability, again after the other parts" in out
+    assert "steady at the start PASS, at the end FAIL" in out
+    assert figures["stability"]["steady"] and not figures["stability_after"]["steady"]
+    assert figures["stability_across_the_run"]["steady"] is False
 
 
 def test_the_worker_times_loops_back_to_back_for_the_time_asked():

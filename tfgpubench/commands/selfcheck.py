@@ -1,7 +1,8 @@
 """Measure the measurement: fidelity, noise, sensitivity and cost of the suite, side by side.
 
 stability    the machine's own speed: a 2x2 eager multiply in 10 ms loops for 20 s, no suite
-             code; whether its spread leaves room for the targets below
+             code; whether its spread leaves room for the targets below; with other parts,
+             again at the end: whether the machine stayed so under them
 fidelity     every cpu case (each size, dtype and mode) under the real `asv run` with the
              launch method `run` uses, against the same call in a bare loop timed by a
              process that shares no code with the suite (target 1.00 +- 0.05); beside
@@ -104,6 +105,8 @@ def run(args):
         with tempfile.TemporaryDirectory(prefix="tfgpubench-selfcheck-") as tmp:
             root = Path(args.keep) if args.keep else Path(tmp)
             ok &= _parts(args, root, parts, figures)
+        if "stability" in parts:
+            ok &= stability.run_part(args, figures, again=True)
 
     figures["selfcheck_seconds"] = time.perf_counter() - start
     print(f"\nselfcheck took {figures['selfcheck_seconds']:.0f} s; overall: {fmt.verdict(ok)}")
