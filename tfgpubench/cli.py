@@ -2,7 +2,10 @@
 
 import argparse
 import importlib
+import signal
 import sys
+
+from .runner import Terminated
 
 COMMANDS = {
     "doctor": "versions, devices and where a '/GPU:0' multiply really runs",
@@ -37,10 +40,20 @@ def build_parser():
     return parser
 
 
+def _raise_terminated(signum, frame):
+    raise Terminated
+
+
 def main(argv=None):
     args = build_parser().parse_args(argv)
+    # SIGTERM (kill, a CI job's timeout) unwinds as Ctrl-C does: the selfcheck's load
+    # process, asv, the TensorFlow engines and the scratch folders end with the command.
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
         return args.handler(args)
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as interrupt:
+        terminated = isinstance(interrupt, Terminated)
+        print("terminated" if terminated else "interrupted", file=sys.stderr)
+        return 128 + (signal.SIGTERM if terminated else signal.SIGINT)
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -105,14 +105,21 @@ def engine_scope(environ=os.environ):
         shutil.rmtree(folder, ignore_errors=True)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM to tfgpubench (cli.main), unwound as Ctrl-C is."""
+
+
 def run_asv(cmd):
     """Run asv, its TensorFlow engines scoped to it; on Ctrl-C let it finish its own
-    interrupt handling, then re-raise."""
+    interrupt handling, then re-raise. SIGTERM, which reached tfgpubench only (Ctrl-C
+    reaches the whole foreground group), is passed on to asv first."""
     with engine_scope():
         proc = subprocess.Popen(cmd)
         try:
             return proc.wait()
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as interrupt:
+            if isinstance(interrupt, Terminated):
+                proc.terminate()
             try:
                 proc.wait(timeout=30)
             except subprocess.TimeoutExpired:

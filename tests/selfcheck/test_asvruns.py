@@ -1,12 +1,15 @@
 """The self-check's asv runs: interleaved rounds, as asv continuous measures two commits."""
 
-from tfgpubench.selfcheck.asvruns import Scratch
+import json
+
+from tfgpubench.selfcheck.asvruns import ROUNDS_FILE, Scratch
 
 
 class RecordingScratch(Scratch):
     """A Scratch whose asv runs are recorded, not run."""
 
-    def __init__(self):
+    def __init__(self, root):
+        self.root = root
         self.runs = []
         self.rounds_run = []
 
@@ -19,8 +22,8 @@ class RecordingScratch(Scratch):
         return {"c": 10 * sum(r[0] == commit for r in self.runs)}
 
 
-def test_rounds_alternate_between_commits_reversing_each_round():
-    scratch = RecordingScratch()
+def test_rounds_alternate_between_commits_reversing_each_round(tmp_path):
+    scratch = RecordingScratch(tmp_path)
     after = []
     walls = scratch.run_interleaved(["A", "B"], 4, bench="^x", envs={"B": {"V": "1"}},
                                     between=after.append)
@@ -33,6 +36,10 @@ def test_rounds_alternate_between_commits_reversing_each_round():
     assert [(c, n, counts["c"]) for c, n, counts in scratch.rounds_run] == [
         ("A", 1, 10), ("B", 1, 10), ("B", 2, 20), ("A", 2, 20),
         ("A", 3, 30), ("B", 3, 30), ("B", 4, 40), ("A", 4, 40)]
+    # The same, kept in the scratch directory for a look after the self-check.
+    kept = json.loads((tmp_path / ROUNDS_FILE).read_text())
+    assert [(c, n, counts["c"]) for c, n, counts in kept] == [
+        (c, n, counts["c"]) for c, n, counts in scratch.rounds_run]
 
 
 def test_one_round_adds_its_samples_and_page_faults_to_the_commits_earlier_ones(monkeypatch):

@@ -79,7 +79,9 @@ def add_arguments(parser):
         help="asv compare factor (default: %(default)s)",
     )
     parser.add_argument(
-        "--keep", metavar="DIR", help="put the scratch asv directory here and keep it"
+        "--keep", metavar="DIR",
+        help="put the scratch asv directory here and keep it: asv's results, and in "
+             "rounds.json where each interleaved round's samples end"
     )
     parser.add_argument("--json", metavar="FILE", help="also write every figure to FILE")
 

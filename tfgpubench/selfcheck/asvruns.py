@@ -17,11 +17,13 @@ import time
 from pathlib import Path
 
 from ..names import GPU_CHECKS_ENV
-from ..runner import ASV_RUN_DEFAULTS, engine_scope, gpu_checks_in
+from ..runner import ASV_RUN_DEFAULTS, Terminated, engine_scope, gpu_checks_in
 from ..suite import suite_module
 from .stats import unroll_results
 
 MACHINE = "selfcheck"
+# [[commit, round number, {case: samples its result file held after that round}], ...]
+ROUNDS_FILE = "rounds.json"
 _PROGRESS = re.compile(r"^\[\s*\d+(\.\d+)?%\]")
 
 
@@ -84,10 +86,16 @@ class Scratch:
                 cwd=str(self.root),
             )
             lines = []
-            for line in process.stdout:
-                lines.append(line)
-                if progress and _PROGRESS.match(line.strip()):
-                    progress("    " + line.strip()[:96])
+            try:
+                for line in process.stdout:
+                    lines.append(line)
+                    if progress and _PROGRESS.match(line.strip()):
+                        progress("    " + line.strip()[:96])
+            except KeyboardInterrupt as interrupt:
+                if isinstance(interrupt, Terminated):  # Ctrl-C reached asv too; this did not
+                    process.terminate()
+                process.wait()
+                raise
             process.wait()
             if engine_faults is not None:
                 for counted in suite_module("engine").ask_engines(folder, "page_faults"):
@@ -143,7 +151,8 @@ class Scratch:
         samples are appended to the commit's earlier ones, as asv continuous does.
 
         envs: {commit: extra environment}; between(number) runs after each round.
-        Each round's sample counts go to `rounds_run`. Returns {commit: wall seconds of
+        Each round's sample counts go to `rounds_run`, and to ROUNDS_FILE in the scratch
+        directory. Returns {commit: wall seconds of
         its asv runs, summed}.
         """
         walls = dict.fromkeys(commits, 0.0)
@@ -155,6 +164,9 @@ class Scratch:
                                 one_round=True)
                 walls[commit] += done["wall"]
                 self.rounds_run.append((commit, number, self.sample_counts(commit)))
+                # Kept with the results (--keep), a run cut short included: where each
+                # round's samples end, for a look at them after the self-check.
+                (self.root / ROUNDS_FILE).write_text(json.dumps(self.rounds_run, indent=1))
             if between:
                 between(number)
         return walls
