@@ -47,6 +47,34 @@ def test_without_tensorflow_it_says_how_to_install_it_and_measures_nothing(monke
     assert "no TensorFlow in" in err and "pip install -e '.[tf]'" in err
 
 
+def test_a_self_check_cut_short_keeps_the_figures_of_the_parts_it_finished(
+        monkeypatch, tmp_path, capsys):
+    from tfgpubench import cli
+    from tfgpubench.selfcheck import asvruns, stability
+
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: object() if name == "tensorflow"
+                        else real_find_spec(name, *a))
+
+    def measured(args, figures, again=False):
+        figures["stability"] = {"p90_over_fast": 1.08}
+        return True
+
+    def cut_short(*args, **kwargs):
+        raise KeyboardInterrupt  # Ctrl-C, or SIGTERM as cli.main turns it
+
+    monkeypatch.setattr(stability, "run_part", measured)
+    monkeypatch.setattr(asvruns, "Scratch", cut_short)
+    monkeypatch.chdir(ROOT)
+    out = tmp_path / "figures.json"
+    assert cli.main(["selfcheck", "--only", "stability", "--only", "noise",
+                     "--json", str(out)]) == 130
+    figures = json.loads(out.read_text())
+    assert figures["stability"] == {"p90_over_fast": 1.08}
+    assert figures["complete"] is False and figures["selfcheck_seconds"] >= 0
+
+
 @pytest.mark.slow
 def test_quick_run_prints_each_fidelity_figure_with_its_target(tmp_path):
     pytest.importorskip("tensorflow")

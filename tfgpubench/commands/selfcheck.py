@@ -83,7 +83,9 @@ def add_arguments(parser):
         help="put the scratch asv directory here and keep it: asv's results, and in "
              "rounds.json where each interleaved round's samples end"
     )
-    parser.add_argument("--json", metavar="FILE", help="also write every figure to FILE")
+    parser.add_argument("--json", metavar="FILE",
+                        help="also write every figure to FILE, after each part; its `complete` "
+                             "is false where the self-check was cut short")
 
 
 def run(args):
@@ -95,25 +97,34 @@ def run(args):
         print(f"tfgpubench selfcheck: no TensorFlow in {sys.executable} to measure; "
               "install it with `pip install -e '.[tf]'`", file=sys.stderr)
         return 2
-    figures = {"date": time.strftime("%Y-%m-%d %H:%M %Z"), "command": " ".join(sys.argv)}
+    figures = {"date": time.strftime("%Y-%m-%d %H:%M %Z"), "command": " ".join(sys.argv),
+               "complete": False}
     ok = True
     start = time.perf_counter()
+
+    def save():
+        # After every part, and when the self-check is cut short (Ctrl-C, SIGTERM): a run
+        # of half an hour keeps the figures of the parts it finished.
+        figures["selfcheck_seconds"] = time.perf_counter() - start
+        if args.json:
+            Path(args.json).write_text(json.dumps(figures, indent=1, default=str))
+
     print(f"tfgpubench selfcheck, {figures['date']}: {', '.join(parts)}")
     _machine(figures)
-
-    if "stability" in parts:
-        ok &= stability.run_part(args, figures)
-    if set(parts) - {"stability"}:
-        with tempfile.TemporaryDirectory(prefix="tfgpubench-selfcheck-") as tmp:
-            root = Path(args.keep) if args.keep else Path(tmp)
-            ok &= _parts(args, root, parts, figures)
+    try:
         if "stability" in parts:
-            ok &= stability.run_part(args, figures, again=True)
-
-    figures["selfcheck_seconds"] = time.perf_counter() - start
+            ok &= stability.run_part(args, figures)
+            save()
+        if set(parts) - {"stability"}:
+            with tempfile.TemporaryDirectory(prefix="tfgpubench-selfcheck-") as tmp:
+                root = Path(args.keep) if args.keep else Path(tmp)
+                ok &= _parts(args, root, parts, figures, save)
+            if "stability" in parts:
+                ok &= stability.run_part(args, figures, again=True)
+        figures["complete"] = True
+    finally:
+        save()
     print(f"\nselfcheck took {figures['selfcheck_seconds']:.0f} s; overall: {fmt.verdict(ok)}")
-    if args.json:
-        Path(args.json).write_text(json.dumps(figures, indent=1, default=str))
     return 0 if ok else 1
 
 
@@ -133,7 +144,7 @@ def _machine(figures):
 # --- every part runs asv in one scratch setup ------------------------------------------
 
 
-def _parts(args, root, parts, figures):
+def _parts(args, root, parts, figures, save):
     progress(f"  scratch asv directory: {root}")
     launch_method = args.launch_method or launch_method_args([])[1]
     scratch = asvruns.Scratch(root, args.config, commits=8, launch_method=launch_method)
@@ -143,6 +154,7 @@ def _parts(args, root, parts, figures):
     ok = True
     if "fidelity" in parts:
         ok &= fidelity.run_part(args, scratch, fidelity_run, figures)
+        save()
     if "noise" in parts:
         # Both pairs are measured the way the gate measures two stacks (asv continuous):
         # the time benchmarks, one round of each commit at a time, in turn.
@@ -156,8 +168,10 @@ def _parts(args, root, parts, figures):
                                     progress=progress)
         ok &= noise.run_part(args, scratch, {"quiet": (quiet_a, quiet_b),
                                              "loaded": (loaded_a, loaded_b)}, figures)
+        save()
     if "sensitivity" in parts:
         ok &= sensitivity.run_part(args, scratch, baseline, slowed, rounds, figures)
+        save()
     if "cost" in parts:
         progress(f"  full default run (launch method {scratch.launch_method})...")
         done = scratch.run(cost_run, bench=TENSORFLOW_STACK_BENCHMARKS, progress=progress)
