@@ -47,15 +47,21 @@ def test_without_tensorflow_it_says_how_to_install_it_and_measures_nothing(monke
     assert "no TensorFlow in" in err and "pip install -e '.[tf]'" in err
 
 
-def test_a_self_check_cut_short_keeps_the_figures_of_the_parts_it_finished(
-        monkeypatch, tmp_path, capsys):
-    from tfgpubench import cli
-    from tfgpubench.selfcheck import asvruns, stability
-
+@pytest.fixture
+def tensorflow_found(monkeypatch):
+    """The self-check's TensorFlow check passes, whether or not this venv has it: for
+    tests whose parts are stand-ins."""
     real_find_spec = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *a: object() if name == "tensorflow"
                         else real_find_spec(name, *a))
+
+
+def test_a_self_check_cut_short_keeps_the_figures_of_the_parts_it_finished(
+        tensorflow_found, monkeypatch, tmp_path):
+    from tfgpubench import cli
+    from tfgpubench.selfcheck import asvruns, stability
+
 
     def measured(args, figures, again=False):
         figures["stability"] = {"p90_over_fast": 1.08}
@@ -73,6 +79,18 @@ def test_a_self_check_cut_short_keeps_the_figures_of_the_parts_it_finished(
     figures = json.loads(out.read_text())
     assert figures["stability"] == {"p90_over_fast": 1.08}
     assert figures["complete"] is False and figures["selfcheck_seconds"] >= 0
+
+
+def test_a_json_file_it_cannot_write_stops_it_before_it_measures(
+        tensorflow_found, monkeypatch, tmp_path, capsys):
+    from tfgpubench import cli
+    from tfgpubench.selfcheck import stability
+
+    monkeypatch.setattr(stability, "run_part", lambda *a, **k: pytest.fail("measured anyway"))
+    monkeypatch.chdir(ROOT)
+    missing = tmp_path / "no-such-folder" / "figures.json"
+    assert cli.main(["selfcheck", "--only", "stability", "--json", str(missing)]) == 2
+    assert f"--json {missing}: No such file or directory" in capsys.readouterr().err
 
 
 @pytest.mark.slow

@@ -112,6 +112,11 @@ def run(args):
     print(f"tfgpubench selfcheck, {figures['date']}: {', '.join(parts)}")
     _machine(figures)
     try:
+        save()  # now, so a --json that cannot be written stops it before, not after, it all
+    except OSError as exc:
+        print(f"tfgpubench selfcheck: --json {args.json}: {exc.strerror}", file=sys.stderr)
+        return 2
+    try:
         if "stability" in parts:
             ok &= stability.run_part(args, figures)
             save()
