@@ -21,6 +21,10 @@ def test_the_drift_is_printed_in_the_order_the_rounds_ran_with_its_lean(quiet_aa
     assert "A ran both the first and the last round" in out and "reads as B faster" in out
     assert [step[:2] for step in figures["order"]] == [list(s) for s in quiet_aa.order]
     assert 0.9 < figures["lean"] < 0.95
+    # Where the noise sits: within a round small, between rounds past the factor.
+    assert "within one round spread 5.4%" in out and "differ by x1.66" in out
+    assert "a flag here can be the rounds', not the code's" in out
+    assert figures["between_rounds"]["median"] > 1.1 > 1 + figures["within_round_spread"]["median"]
 
 
 def test_a_lean_under_half_the_factor_gets_no_note(quiet_aa, capsys):

@@ -170,3 +170,23 @@ def test_drift_lean_cancels_a_steady_drift_not_a_slow_first_round(quiet_aa):
     assert stats.drift_lean(steady, "A", "B") == pytest.approx(1.0)
     slow_start = [(c, n, 1.8 if i == 0 else 1.0) for i, (c, n) in enumerate(quiet_aa.order)]
     assert stats.drift_lean(slow_start, "A", "B") == pytest.approx(4 / 4.8)
+
+
+def test_round_spread_finds_the_noise_between_rounds_not_within_them(quiet_aa):
+    # The third VM's quiet A/A: tight within a round, rounds apart by more than the factor.
+    where = stats.round_spread(quiet_aa.results, quiet_aa.rounds_run)
+    within, between = where["within"], where["between"]
+    assert within["n"] == 82 * 8 and between["n"] == 82 * 2
+    assert 0.04 < within["median"] < 0.07
+    assert 1.5 < between["median"] < 1.8 and between["min"] > stats.FACTOR
+
+
+def test_round_spread_takes_each_round_apart_and_skips_cases_a_round_missed():
+    case = {"benchmark": "m.M.time_x", "samples": [1.0, 1.0, 1.0, 2.0, 2.0, 2.0]}
+    late = {"benchmark": "m.M.time_y", "samples": [5.0, 5.0]}
+    results = {"A": {"c": case, "late": late}}
+    rounds = [("A", 1, {"c": 3}), ("A", 2, {"c": 6, "late": 2})]
+    where = stats.round_spread(results, rounds)
+    # Three rounds' worth of samples, each without spread; only "c" was in both rounds.
+    assert where["within"]["n"] == 3 and where["within"]["max"] == 0.0
+    assert where["between"]["n"] == 1 and where["between"]["median"] == 2.0

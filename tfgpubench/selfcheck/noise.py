@@ -48,6 +48,16 @@ def report_drift(scratch, before, after, factor):
           + "  ".join(f"{label[c]}{n} x{ratio:.2f}" for c, n, ratio in drift))
     print(f"    the machine moved x{max(ratios) / min(ratios):.2f} between rounds; "
           f"that alone puts B at x{lean:.2f} of A")
+    where = stats.round_spread(results, [r for r in scratch.rounds_run if r[0] in results])
+    within, between = where["within"], where["between"]
+    if within["n"] and between["n"]:
+        print(f"    a case's samples within one round spread {within['median']:.1%} (IQR / "
+              f"median, median over cases and rounds); its round medians differ by "
+              f"x{between['median']:.2f} (median; 90th percentile x{between['p90']:.2f})")
+        if between["median"] > factor:
+            print("    (past the factor: asv's test takes each sample as a draw of its own, "
+                  "but a case's samples move together with their round, and the rounds "
+                  "by more than the factor: a flag here can be the rounds', not the code's)")
     # Half the factor: a lean that size already turns the noisier cases into flags.
     if abs(lean - 1) > (factor - 1) / 2:
         first, last = label[drift[0][0]], label[drift[-1][0]]
@@ -56,7 +66,8 @@ def report_drift(scratch, before, after, factor):
         print(f"    ({ends}, as asv continuous orders its commits; the drift reads as "
               f"{'B' if lean < 1 else 'A'} faster, and flags that lean that way are the "
               "machine's)")
-    return {"order": [[label[c], n, ratio] for c, n, ratio in drift], "lean": lean}
+    return {"order": [[label[c], n, ratio] for c, n, ratio in drift], "lean": lean,
+            "within_round_spread": within, "between_rounds": between}
 
 
 def run_part(args, scratch, runs, figures):

@@ -167,6 +167,31 @@ def round_drift(results, rounds_run, prefix="time_"):
             for commit, number, taken in rounds]
 
 
+def round_spread(results, rounds_run, prefix="time_"):
+    """Where an interleaved run's noise sits (arguments as split_rounds).
+
+    Returns {"within": distribution of the spread (IQR / median) of each case's samples in
+    each round, "between": distribution of each case's slowest round median over its
+    fastest, per commit, over the cases every round of that commit measured}. asv's test
+    takes every sample as a draw of its own; where "between" is past the factor while
+    "within" is small, a case's samples carry the evidence of its rounds, not of their
+    number, and its flags are the rounds' (docs/selfcheck-runs.md).
+    """
+    rounds = split_rounds(results, rounds_run, prefix)
+    within, medians = [], {}
+    for commit, _, taken in rounds:
+        for case, samples in taken.items():
+            if not samples:
+                continue
+            middle = median(samples)
+            within.append(spread(percentile(samples, 0.25), percentile(samples, 0.75), middle))
+            medians.setdefault((commit, case), []).append(middle)
+    count = {commit: sum(c == commit for c, _, _ in rounds) for commit, _, _ in rounds}
+    between = [max(m) / min(m) for (commit, _), m in medians.items()
+               if len(m) == count[commit] > 1 and min(m) > 0]
+    return {"within": distribution(within), "between": distribution(between)}
+
+
 def drift_lean(drift, before, after):
     """What round_drift's rounds alone make of `after` against `before`: the mean of
     after's round ratios over the mean of before's. 1.0 where the machine's drift fell on
