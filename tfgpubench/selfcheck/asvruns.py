@@ -152,8 +152,7 @@ class Scratch:
 
         envs: {commit: extra environment}; between(number) runs after each round.
         Each round's sample counts go to `rounds_run`, and to ROUNDS_FILE in the scratch
-        directory. Returns {commit: wall seconds of
-        its asv runs, summed}.
+        directory. Returns {commit: wall seconds of its asv runs, summed}.
         """
         walls = dict.fromkeys(commits, 0.0)
         for number in range(1, rounds + 1):
