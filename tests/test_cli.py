@@ -75,6 +75,6 @@ def test_the_load_of_a_terminated_selfcheck_is_gone(tmp_path):
     pid = int(proc.stdout.readline())
     proc.terminate()
     assert proc.wait(timeout=20) == 128 + signal.SIGTERM
-    # Killed in the `with` block's exit, before the command returned: no reaper needed.
-    assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split(
-        ")")[-1].split()[0] in "ZX"
+    # Killed and reaped in the `with` block's exit, before the command returned.
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)

@@ -109,22 +109,28 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM to tfgpubench (cli.main), unwound as Ctrl-C is."""
 
 
+def end_interrupted(proc, interrupt):
+    """After Ctrl-C or SIGTERM (`interrupt`) reached tfgpubench while asv (`proc`) ran:
+    let asv finish its own interrupt handling, killed after 30 s. SIGTERM, which reached
+    tfgpubench only (Ctrl-C reaches the whole foreground group), is passed on first."""
+    if isinstance(interrupt, Terminated):
+        proc.terminate()
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def run_asv(cmd):
-    """Run asv, its TensorFlow engines scoped to it; on Ctrl-C let it finish its own
-    interrupt handling, then re-raise. SIGTERM, which reached tfgpubench only (Ctrl-C
-    reaches the whole foreground group), is passed on to asv first."""
+    """Run asv, its TensorFlow engines scoped to it; interrupted, end it (end_interrupted)
+    and re-raise."""
     with engine_scope():
         proc = subprocess.Popen(cmd)
         try:
             return proc.wait()
         except KeyboardInterrupt as interrupt:
-            if isinstance(interrupt, Terminated):
-                proc.terminate()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            end_interrupted(proc, interrupt)
             raise
 
 

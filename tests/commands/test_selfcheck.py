@@ -62,7 +62,6 @@ def test_a_self_check_cut_short_keeps_the_figures_of_the_parts_it_finished(
     from tfgpubench import cli
     from tfgpubench.selfcheck import asvruns, stability
 
-
     def measured(args, figures, again=False):
         figures["stability"] = {"p90_over_fast": 1.08}
         return True

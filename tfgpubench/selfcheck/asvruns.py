@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from ..names import GPU_CHECKS_ENV
-from ..runner import ASV_RUN_DEFAULTS, Terminated, engine_scope, gpu_checks_in
+from ..runner import ASV_RUN_DEFAULTS, end_interrupted, engine_scope, gpu_checks_in
 from ..suite import suite_module
 from .stats import unroll_results
 
@@ -92,9 +92,7 @@ class Scratch:
                     if progress and _PROGRESS.match(line.strip()):
                         progress("    " + line.strip()[:96])
             except KeyboardInterrupt as interrupt:
-                if isinstance(interrupt, Terminated):  # Ctrl-C reached asv too; this did not
-                    process.terminate()
-                process.wait()
+                end_interrupted(process, interrupt)
                 raise
             process.wait()
             if engine_faults is not None:

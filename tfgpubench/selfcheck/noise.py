@@ -37,7 +37,8 @@ def report_drift(scratch, before, after, factor):
     """Print how the machine's speed moved over the pair's rounds (stats.round_drift) and
     the lean that alone gives `after` against `before`; returns both for the record."""
     results = {c: stats.unroll_results(scratch.result_file(c)) for c in (before, after)}
-    drift = stats.round_drift(results, [r for r in scratch.rounds_run if r[0] in results])
+    rounds_run = [r for r in scratch.rounds_run if r[0] in results]
+    drift = stats.round_drift(results, rounds_run)
     if not drift:
         print("    (no case was measured in every round: no drift between rounds to show)")
         return {}
@@ -48,7 +49,7 @@ def report_drift(scratch, before, after, factor):
           + "  ".join(f"{label[c]}{n} x{ratio:.2f}" for c, n, ratio in drift))
     print(f"    the machine moved x{max(ratios) / min(ratios):.2f} between rounds; "
           f"that alone puts B at x{lean:.2f} of A")
-    where = stats.round_spread(results, [r for r in scratch.rounds_run if r[0] in results])
+    where = stats.round_spread(results, rounds_run)
     within, between = where["within"], where["between"]
     if within["n"] and between["n"]:
         print(f"    a case's samples within one round spread {within['median']:.1%} (IQR / "

@@ -4,6 +4,7 @@ Everything here takes plain data (lists, dicts, the text asv prints, the JSON
 asv writes) so tests can feed it outputs captured from real runs.
 """
 
+import collections
 import itertools
 import math
 import re
@@ -186,7 +187,7 @@ def round_spread(results, rounds_run, prefix="time_"):
             middle = median(samples)
             within.append(spread(percentile(samples, 0.25), percentile(samples, 0.75), middle))
             medians.setdefault((commit, case), []).append(middle)
-    count = {commit: sum(c == commit for c, _, _ in rounds) for commit, _, _ in rounds}
+    count = collections.Counter(commit for commit, _, _ in rounds)
     between = [max(m) / min(m) for (commit, _), m in medians.items()
                if len(m) == count[commit] > 1 and min(m) > 0]
     return {"within": distribution(within), "between": distribution(between)}
