@@ -18,12 +18,14 @@ from tfgpubench.names import (
     NUMPY_MULTIPLY,
     TORCH_MULTIPLY,
 )
-from tfgpubench.stacks import repo
+from tfgpubench.stacks import ledger, repo
 from tfgpubench.stacks.table import load_table
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "report" / "fixtures" / "comparators" / "results"
 H200 = {"torch": "2.11.0", "jax": "0.11.2", "jaxlib": "0.11.2", "numpy": "2.5.2"}
+# What the H200 machine had installed, as its run of 2026-12-04 recorded it.
+H200_SEEN = {**H200, "cupy-cuda13x": "14.2.0", "jax-cuda13-plugin": "0.11.2"}
 
 
 def test_the_stack_is_named_by_its_versions():
@@ -152,16 +154,38 @@ def test_installed_versions_a_row_pins_land_on_its_commit(tmp_path):
     # JAX's CUDA plugin and cupy beside it are recorded, not part of the match.
     with_gpu = {**ROW_VERSIONS, "jax-cuda12-plugin": "0.10.2", "cupy-cuda12x": "13.6.0"}
     assert comparator_run.matching_row(stacks, with_gpu) == row
-    data, commit = comparator_run.choose_stack(tmp_path / "repo", with_gpu)
-    assert data == row.as_data()
+    data, commit, own = comparator_run.choose_stack(tmp_path / "repo", with_gpu)
+    assert data == row.as_data() and own is None
     assert commit == repo.expected_hashes(stacks)[row.label]
     assert repo.branches(tmp_path / "repo")[comparator_run.BRANCH] == commit
 
 
-def test_other_versions_get_a_side_commit_of_their_own(tmp_path):
-    data, commit = comparator_run.choose_stack(tmp_path / "repo", H200)
-    assert data == comparator_run.stack_data(H200)
-    assert commit == comparator_run.make_stack_repo(tmp_path / "again", data)
+def test_other_versions_get_a_side_commit_that_publish_rebuilds(tmp_path):
+    data, commit, own = comparator_run.choose_stack(tmp_path / "repo", H200_SEEN)
+    assert data["label"] == comparator_run.stack_data(H200_SEEN)["label"] == own["label"]
+    assert data["pins"] == comparator_run.stack_data(H200_SEEN)["pins"]
+    # Drawn after the newest comparators row, tagged, on no branch (as run --existing's).
+    stacks = load_table(ROOT / "stacks.toml")
+    newest = [s for s in stacks if s.is_comparators][-1]
+    assert own["parent"] == newest.label
+    assert repo.tags(tmp_path / "repo")[own["label"]] == commit
+    assert commit not in repo.branches(tmp_path / "repo").values()
+
+    # What the run records is what run, gate and publish build their repository from:
+    # the brought-back result files' commit is in it, so asv publish places them.
+    results = tmp_path / "results"
+    (results / "h200").mkdir(parents=True)
+    (results / "h200" / f"{commit[:8]}-existing-py.json").write_text(
+        json.dumps({"commit_hash": commit, "env_name": "existing-py"}))
+    comparator_run.record_installed(results, "h200", commit, data, H200_SEEN, own)
+    assert ledger.own_stacks(results) == [own]
+    rebuilt = repo.build(stacks, tmp_path / "published", ledger.own_stacks(results))
+    assert rebuilt[own["label"]] == commit
+    assert rebuilt[newest.label] == repo.expected_hashes(stacks)[newest.label]
+
+
+def test_an_unreadable_table_still_gives_the_run_a_commit(tmp_path):
     missing = tmp_path / "none.toml"
-    data, _ = comparator_run.choose_stack(tmp_path / "r2", ROW_VERSIONS, table=missing)
-    assert data["label"].startswith(comparator_run.LABEL_PREFIX)
+    data, commit, own = comparator_run.choose_stack(tmp_path / "r2", ROW_VERSIONS, table=missing)
+    assert data["label"].startswith(comparator_run.LABEL_PREFIX) and own is None
+    assert repo.tags(tmp_path / "r2")[data["label"]] == commit

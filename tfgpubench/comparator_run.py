@@ -12,8 +12,10 @@ It installs the wheels into a scratch folder if asv is missing, registers the ma
 with asv (its GPU in the machine info, as `tfgpubench run` does), finds the row of
 stacks.toml's comparators whose pins are the versions installed here (its results then
 land on that row's commit, on the comparators' chain, as `run` would put them) or else
-makes a one-commit repository for those versions (an `own-comparators-...` side
-commit), runs `asv run -E existing:` on this Python with the forkserver, and copies
+a side stack for those versions (`own-comparators-...`, drawn after the newest
+comparators row, as `run --existing` draws its own stacks, and recorded in
+installed-versions.jsonl so that `run`, `gate` and `publish` rebuild its commit and asv
+finds the results on it), runs `asv run -E existing:` on this Python with the forkserver, and copies
 results/ (benchmarks.json, the machine's machine.json, installed-versions.jsonl and the
 result file) and the log into OUT.
 
@@ -100,20 +102,34 @@ def matching_row(stacks, versions):
     return None
 
 
+def side_stack(stacks, versions):
+    """The side stack for versions no row pins, as `run --existing` records its own
+    (ledger.own_stacks reads it back): drawn after the table's newest comparators row."""
+    data = stack_data(versions)
+    rows = [stack.label for stack in stacks if stack.is_comparators]
+    return {"label": data["label"], "parent": rows[-1] if rows else None,
+            "stack": {**data, "os": COMPARATORS_SECTION, "own": True}}
+
+
 def choose_stack(path, versions, table=ROOT / TABLE_FILE):
-    """(data, commit) the results go under, in a repository generated at `path`: the
-    table's row these versions match, on the comparators' chain, else a side stack of
-    their own (stack_data). A table that cannot be read counts as no match."""
+    """(data, commit, own) the results go under, in a repository generated at `path`:
+    the table's row these versions match, on the comparators' chain (own None), else
+    a side stack of their own (own: its entry for installed-versions.jsonl, so that
+    the repository `publish` builds from the table and results/ holds the same
+    commit). A table that cannot be read counts as no match, and its side stack is a
+    one-commit repository that nothing else rebuilds."""
     try:
         stacks = load_table(table)
     except TableError as exc:
-        print(f"warning: {exc}; the results go under a stack of their own", flush=True)
-        stacks = []
+        print(f"warning: {exc}; the results go under a stack of their own, which `publish` "
+              "cannot place on asv's graphs", flush=True)
+        data = stack_data(versions)
+        return data, make_stack_repo(path, data), None
     row = matching_row(stacks, versions)
     if row is None:
-        data = stack_data(versions)
-        return data, make_stack_repo(path, data)
-    return row.as_data(), stacks_repo.build(stacks, path)[row.label]
+        own = side_stack(stacks, versions)
+        return own["stack"], stacks_repo.build(stacks, path, [own])[own["label"]], own
+    return row.as_data(), stacks_repo.build(stacks, path)[row.label], None
 
 
 def make_stack_repo(path, data):
@@ -266,7 +282,7 @@ def run(args):
         raise SystemExit("git is not on PATH: asv needs it to read the commit results go under")
 
     versions = installed_versions()
-    data, commit = choose_stack(work / "repo", versions)
+    data, commit, own = choose_stack(work / "repo", versions)
     print(f"comparators here: {' '.join(data['pins']) or 'none'}; results go under "
           f"{data['label']} ({commit[:8]})", flush=True)
     config_path = work / "asv.conf.json"
@@ -301,7 +317,7 @@ def run(args):
             # 2: some benchmark failed, the rest were saved.
             if code in (0, 2) and not (results_dir / args.machine /
                                        INSTALLED_VERSIONS_FILE).exists():
-                record_installed(results_dir, args.machine, commit, data, versions)
+                record_installed(results_dir, args.machine, commit, data, versions, own)
             if results_dir.is_dir():
                 copied = collect(results_dir, args.machine, commit, out)
     for result_file in copied:
@@ -315,15 +331,19 @@ def run(args):
     return 0 if not any(codes) and copied else 1
 
 
-def record_installed(results_dir, machine, commit, data, versions):
-    """Say in installed-versions.jsonl what each result file of `commit` measured."""
+def record_installed(results_dir, machine, commit, data, versions, own=None):
+    """Say in installed-versions.jsonl what each result file of `commit` measured, and
+    the side stack it went under (own, if any), for `publish` to rebuild its commit."""
     for path in ledger.result_files(results_dir, machine, commit):
-        ledger.record_installed(results_dir, machine, {
+        record = {
             "label": data["label"], "commit": commit,
             "env_name": json.loads(path.read_text())["env_name"],
             "installed": {**versions, **installed_versions(TENSORFLOW_DISTRIBUTIONS)},
             "python": ".".join(map(str, sys.version_info[:3])),
-            "existing": sys.executable, "comparators": True})
+            "existing": sys.executable, "comparators": True}
+        if own:
+            record["own"] = own
+        ledger.record_installed(results_dir, machine, record)
 
 
 def build_parser():
