@@ -84,6 +84,28 @@ def test_merging_artifacts_replaces_each_machines_folder_and_keeps_the_others(tm
     assert (results / "cuda" / "result.json").read_text() == "old cuda"
 
 
+def test_a_machine_that_ran_part_of_the_suite_leaves_the_rest_of_benchmarks_json(tmp_path):
+    # The repository's results: TensorFlow's Multiply and the comparators at versions 8
+    # and 7. A machine without TensorFlow brings the comparators at version 11 and a
+    # suite whose Multiply is at version 10, which it did not run.
+    repo_results = tmp_path / "repo" / "results"
+    machine_dir(tmp_path / "repo", "xeon", "{}")
+    suite = {"multiply.Multiply.time_multiply": {"version": "8"},
+             "torch_multiply.TorchMultiply.time_multiply": {"version": "7"}, "version": 2}
+    (repo_results / "benchmarks.json").write_text(json.dumps(suite))
+    gpu = machine_dir(tmp_path / "incoming" / "h200-run", "h200", json.dumps(
+        {"results": {"torch_multiply.TorchMultiply.time_multiply": [[1e-05]]}}))
+    (gpu.parent / "benchmarks.json").write_text(json.dumps({
+        "multiply.Multiply.time_multiply": {"version": "10"},
+        "torch_multiply.TorchMultiply.time_multiply": {"version": "11"},
+        "wait.Wait.time_wait": {"version": "10"}, "version": 2}))
+    assert fleet.merge_results(tmp_path / "incoming", repo_results) == ["h200"]
+    merged = json.loads((repo_results / "benchmarks.json").read_text())
+    assert merged == {"multiply.Multiply.time_multiply": {"version": "8"},
+                      "torch_multiply.TorchMultiply.time_multiply": {"version": "11"},
+                      "wait.Wait.time_wait": {"version": "10"}, "version": 2}
+
+
 def test_outputs_go_where_github_actions_says_and_nowhere_outside_it(tmp_path):
     out = tmp_path / "output"
     assert fleet.append_github_file("GITHUB_OUTPUT", "sha=abc", {"GITHUB_OUTPUT": str(out)})

@@ -11,12 +11,13 @@ Pure functions over the table and plain data first; the edge (git, files, the CI
 output files) at the bottom.
 """
 
+import json
 import os
 import shutil
 import subprocess
 from pathlib import Path
 
-from .names import BENCHMARKS_FILE
+from .names import BENCHMARKS_FILE, NOT_RESULT_FILES
 from .runner import previous_in_chain
 from .stacks.selection import fits
 
@@ -43,6 +44,20 @@ def gate_pairs(stacks, target, measured_now, recorded_before):
     return pairs
 
 
+def merge_benchmarks(existing, incoming, measured):
+    """benchmarks.json after merging a machine's results: the incoming suite's entry for
+    each benchmark those results measured (`measured`: their names), and for one not
+    there before; the existing entry for the rest, which the results already in the
+    repository were measured by. asv shows a result only under its benchmark's version:
+    a machine that ran part of the suite (the comparators, on a machine without
+    TensorFlow) leaves the other machines' results of the rest on the graphs."""
+    merged = dict(existing)
+    for name, entry in incoming.items():
+        if name in measured or name not in existing:
+            merged[name] = entry
+    return merged
+
+
 def worst(codes):
     """The exit status of several steps: FAILED over REGRESSED over FINE."""
     codes = list(codes)
@@ -62,11 +77,27 @@ def machine_dirs(incoming):
     return found
 
 
+def measured_benchmarks(machine_dir):
+    """The names of the benchmarks the asv result files in `machine_dir` hold results of."""
+    names = set()
+    for path in Path(machine_dir).glob("*.json"):
+        if path.name in NOT_RESULT_FILES:
+            continue
+        try:
+            results = json.loads(path.read_text()).get("results")
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(results, dict):
+            names.update(results)
+    return names
+
+
 def merge_results(incoming, results_dir):
     """Put every machine's results from the artifacts under `incoming` into results_dir:
     each machine's folder replaces the one there (a runner starts from the repository's
-    and adds to it, so its folder is the newer whole). The suite's benchmarks.json is
-    taken from an artifact (every runner discovered the same suite). The machines."""
+    and adds to it, so its folder is the newer whole). The suite's benchmarks.json takes
+    the artifact's entries for the benchmarks its results measured (merge_benchmarks).
+    The machines."""
     results_dir = Path(results_dir)
     merged = []
     for machine, directory in machine_dirs(incoming):
@@ -77,7 +108,13 @@ def merge_results(incoming, results_dir):
         merged.append(machine)
         benchmarks = directory.parent / BENCHMARKS_FILE
         if benchmarks.is_file():
-            shutil.copy2(benchmarks, results_dir / BENCHMARKS_FILE)
+            existing = results_dir / BENCHMARKS_FILE
+            suite = json.loads(benchmarks.read_text())
+            if existing.is_file():
+                suite = merge_benchmarks(json.loads(existing.read_text()), suite,
+                                         measured_benchmarks(directory))
+            # As asv writes it.
+            existing.write_text(json.dumps(suite, indent=4, sort_keys=True))
     return merged
 
 
