@@ -137,6 +137,23 @@ def test_a_size_the_model_does_not_hold_for_is_left_out():
     assert fit.residuals[4][1] < -analysis.FIT_TOLERANCE
 
 
+def test_the_fixed_costs_error_does_not_depend_on_the_unit_of_bytes():
+    # JAX's eager multiply on an H200 (int32, median of asv's samples, results/h200/ of
+    # 2026-12-04): ~120 us at every size, launch-bound. In bytes the normal matrix spanned
+    # more than 1e15 and the intercept's error came out 3e-22 s; in megabytes it did not.
+    nbytes = [32, 8192, 131072, 524288, 2097152, 8000000, 33554432, 134217728]
+    seconds = [126.7e-6, 134.7e-6, 122.9e-6, 132.3e-6, 112.0e-6, 137.1e-6, 107.2e-6, 115.8e-6]
+    in_bytes = analysis.fit_time_vs_bytes(nbytes, seconds)
+    in_megabytes = analysis.fit_time_vs_bytes([n / 1e6 for n in nbytes], seconds)
+    assert in_bytes.fixed == pytest.approx(in_megabytes.fixed, rel=1e-9)
+    assert in_bytes.fixed_error == pytest.approx(in_megabytes.fixed_error, rel=1e-6)
+    assert in_bytes.per_byte_error == pytest.approx(in_megabytes.per_byte_error / 1e6, rel=1e-6)
+    # The scatter is a few percent of 120 us: so is the intercept's standard error.
+    assert 0.5e-6 < in_bytes.fixed_error < 10e-6
+    # The time does not grow with the bytes: no bandwidth is read off its noise.
+    assert in_bytes.bandwidth is None
+
+
 def test_fit_needs_three_points_and_two_sizes():
     assert analysis.fit_time_vs_bytes([32, 32, 32], [1.0, 1.1, 0.9]) is None
     assert analysis.fit_time_vs_bytes([32, 64], [1.0, 2.0]) is None

@@ -175,8 +175,13 @@ class LinearFit:
 
     @property
     def bandwidth(self):
-        """Bytes per second, or None when the slope is not positive."""
-        return 1.0 / self.per_byte if self.per_byte > 0 else None
+        """Bytes per second, or None when the slope is not positive or not told apart
+        from zero (under twice its standard error): an op whose time does not grow with
+        its data over the sizes fitted (a GPU's launch-bound multiply) has no bandwidth
+        to read off them, and 1/b of its noise would be any figure at all."""
+        if self.per_byte <= 0 or self.per_byte < 2 * self.per_byte_error:
+            return None
+        return 1.0 / self.per_byte
 
     def predict(self, nbytes):
         return self.fixed + self.per_byte * nbytes
@@ -213,15 +218,21 @@ MIN_FIT_POINTS = 3
 
 def _weighted_fit(x, t):
     """Least squares of t = a + b*x, residuals relative to t; (coefficients, errors)."""
+    # x in units of its largest value: bytes run to 1e8 and times on a GPU stay near
+    # 1e-4 s, so the normal matrix of the raw columns spans more than 1e15 and pinv
+    # drops the intercept's share of it (its error came out 1e-22 s).
+    scale = float(np.max(np.abs(x))) or 1.0
     weight = 1.0 / t
-    design = np.column_stack([np.ones_like(x), x]) * weight[:, None]
+    design = np.column_stack([np.ones_like(x), x / scale]) * weight[:, None]
     target = t * weight
     coefficients, _, _, _ = np.linalg.lstsq(design, target, rcond=None)
     residuals = target - design @ coefficients
     dof = len(t) - 2
     variance = float(residuals @ residuals) / dof if dof > 0 else 0.0
     covariance = variance * np.linalg.pinv(design.T @ design)
-    return coefficients, np.sqrt(np.clip(np.diag(covariance), 0, None))
+    errors = np.sqrt(np.clip(np.diag(covariance), 0, None))
+    unscale = np.array([1.0, 1.0 / scale])
+    return coefficients * unscale, errors * unscale
 
 
 def fit_time_vs_bytes(nbytes, seconds, tolerance=FIT_TOLERANCE):
