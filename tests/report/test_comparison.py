@@ -118,6 +118,22 @@ def test_the_fixed_cost_verdict_rests_on_each_frameworks_fit(loaded):
     assert stack.headline[key] == pytest.approx(fixed["TensorFlow"] / fixed[cheapest])
 
 
+def test_each_fit_shows_what_its_largest_size_moved_beside_its_slope(loaded):
+    stack = combined(loaded)
+    rows = [r for r in stack.comparison.fits if r["case"] == "cpu eager"]
+    assert rows
+    for row in rows:
+        benchmark = FRAMEWORK_MULTIPLY[row["framework"]]
+        largest = max(grid.SIZES)
+        seconds = raw_times(stack, benchmark)[("cpu", largest, row["dtype"], "eager")]
+        assert row["largest_size"] == largest
+        assert row["largest_bandwidth"] == pytest.approx(
+            grid.bytes_moved(largest, row["dtype"]) / seconds)
+    table = next(t for t in render.stack_tables(stack) if t.title.startswith("Fixed cost per op"))
+    assert table.columns[-1] == "measured at largest"
+    assert all(cells[-1].endswith(f"at {largest}x{largest}") for cells in table.rows)
+
+
 def test_a_run_of_the_comparators_alone_says_so_and_shows_only_their_tables(loaded):
     stack = comparators_alone(loaded)
     assert stack.gpu_note == COMPARATORS_ONLY_NOTE

@@ -136,11 +136,16 @@ def fit_rows(cases):
                 if fit is None:
                     continue
                 smallest, m = points[0]
+                largest, at_largest = points[-1]
                 rows.append({
                     "framework": framework, "device": kind, "dtype": dtype, "mode": mode_kind,
                     "case": f"{device} {mode}", "fit": fit, "smallest_size": smallest,
                     "smallest_seconds": m.value,
                     "fixed_share_of_smallest": fit.fixed_share(m.value),
+                    # Beside 1/b, what the largest size did move: on a GPU, which runs one
+                    # op while the next is launched, 1/b can exceed any size's figure.
+                    "largest_size": largest,
+                    "largest_bandwidth": grid.bytes_moved(largest, dtype) / at_largest.value,
                 })
     return rows
 

@@ -132,12 +132,13 @@ def comparison_tables(comparison):
         Table(
             "Fixed cost per op by framework (t = a + b*bytes)" + source,
             ["framework", "device", "dtype", "case", "a (fixed)", "1/b",
-             "a as share of smallest op"],
+             "a as share of smallest op", "measured at largest"],
             [[r["framework"], r["device"], r["dtype"], r["case"],
               f"{fmt.seconds(r['fit'].fixed)} ± {fmt.seconds(r['fit'].fixed_error)}",
               fmt.bandwidth(r["fit"].bandwidth),
               f"{fmt.share(r['fixed_share_of_smallest'])} of "
-              f"{fmt.seconds(r['smallest_seconds'])} at {fmt.side(r['smallest_size'])}"]
+              f"{fmt.seconds(r['smallest_seconds'])} at {fmt.side(r['smallest_size'])}",
+              f"{fmt.bandwidth(r['largest_bandwidth'])} at {fmt.side(r['largest_size'])}"]
              for r in comparison.fits],
         ),
         Table(
