@@ -154,14 +154,16 @@ def test_installed_versions_a_row_pins_land_on_its_commit(tmp_path):
     # JAX's CUDA plugin and cupy beside it are recorded, not part of the match.
     with_gpu = {**ROW_VERSIONS, "jax-cuda12-plugin": "0.10.2", "cupy-cuda12x": "13.6.0"}
     assert comparator_run.matching_row(stacks, with_gpu) == row
-    data, commit, own = comparator_run.choose_stack(tmp_path / "repo", with_gpu)
+    data, commit, own = comparator_run.choose_stack(tmp_path / "repo", with_gpu,
+                                                    results=tmp_path / "results")
     assert data == row.as_data() and own is None
     assert commit == repo.expected_hashes(stacks)[row.label]
     assert repo.branches(tmp_path / "repo")[comparator_run.BRANCH] == commit
 
 
 def test_other_versions_get_a_side_commit_that_publish_rebuilds(tmp_path):
-    data, commit, own = comparator_run.choose_stack(tmp_path / "repo", H200_SEEN)
+    data, commit, own = comparator_run.choose_stack(tmp_path / "repo", H200_SEEN,
+                                                    results=tmp_path / "results")
     assert data["label"] == comparator_run.stack_data(H200_SEEN)["label"] == own["label"]
     assert data["pins"] == comparator_run.stack_data(H200_SEEN)["pins"]
     # Drawn after the newest comparators row, tagged, on no branch (as run --existing's).
@@ -184,8 +186,43 @@ def test_other_versions_get_a_side_commit_that_publish_rebuilds(tmp_path):
     assert rebuilt[newest.label] == repo.expected_hashes(stacks)[newest.label]
 
 
+def test_a_side_stack_recorded_before_keeps_its_commit_after_a_row_is_appended(tmp_path):
+    table = tmp_path / "stacks.toml"
+    table.write_text((ROOT / "stacks.toml").read_text())
+    results = tmp_path / "results"
+    (results / "h200").mkdir(parents=True)
+    data, commit, own = comparator_run.choose_stack(tmp_path / "r1", H200_SEEN, table=table,
+                                                    results=results)
+    (results / "h200" / f"{commit[:8]}-existing-py.json").write_text(
+        json.dumps({"commit_hash": commit, "env_name": "existing-py"}))
+    comparator_run.record_installed(results, "h200", commit, data, H200_SEEN, own)
+    # A newer comparators row appended to the table: the same versions, run again,
+    # land on the commit their earlier results are under, which publish still builds.
+    table.write_text(table.read_text() + '\n[[comparators]]\nlabel = "torch2.14.0-jax0.11.0-'
+                     'numpy2.5.0"\ndate = 2026-11-01\npins = ["torch==2.14.0", "jax==0.11.0", '
+                     '"jaxlib==0.11.0", "numpy==2.5.0"]\nwheels = { linux-x86_64 = ["3.12"] }\n')
+    assert [s for s in load_table(table) if s.is_comparators][-1].label != own["parent"]
+    _, again, reused = comparator_run.choose_stack(tmp_path / "r2", H200_SEEN, table=table,
+                                                   results=results)
+    assert reused == own and again == commit
+    assert repo.build(load_table(table), tmp_path / "published",
+                      ledger.own_stacks(results))[own["label"]] == commit
+
+
+def test_versions_too_long_to_name_get_a_short_label_the_ledger_reads_back(tmp_path):
+    versions = {**H200_SEEN, "torch": "2.11.0.dev20261130+cu130", "jax-cuda12-plugin": "0.11.2",
+                "cupy-cuda12x": "14.2.0", "nvidia-cudnn-cu13": "9.14.0.64"}
+    data, commit, own = comparator_run.choose_stack(tmp_path / "repo", versions,
+                                                    results=tmp_path / "results")
+    assert ledger.valid_own(own) and len(own["label"]) < 40
+    assert data["pins"] == [f"{n}=={v}" for n, v in sorted(versions.items())]
+    assert comparator_run.stack_data(versions)["label"] == own["label"]  # the same anywhere
+    assert comparator_run.stack_data(H200_SEEN)["label"].endswith("torch2.11.0")
+
+
 def test_an_unreadable_table_still_gives_the_run_a_commit(tmp_path):
     missing = tmp_path / "none.toml"
-    data, commit, own = comparator_run.choose_stack(tmp_path / "r2", ROW_VERSIONS, table=missing)
+    data, commit, own = comparator_run.choose_stack(tmp_path / "r2", ROW_VERSIONS, table=missing,
+                                                    results=tmp_path / "results")
     assert data["label"].startswith(comparator_run.LABEL_PREFIX) and own is None
     assert repo.tags(tmp_path / "r2")[data["label"]] == commit

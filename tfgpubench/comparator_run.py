@@ -26,6 +26,7 @@ beyond the standard library at module level, and runs from a checkout with no in
 
 import argparse
 import ast
+import hashlib
 import json
 import os
 import re
@@ -82,11 +83,15 @@ def installed_versions(distributions=COMPARATOR_DISTRIBUTIONS):
 
 
 def stack_data(versions):
-    """The comparator stack's commit contents: its label and pins."""
+    """The comparator stack's commit contents: its label and pins. The label names the
+    versions, or, where that would be too long for a side stack's label (ledger.OWN_LABEL:
+    local versions such as +cu130, more plugins), a hash of the pins."""
+    pins = [f"{name}=={version}" for name, version in sorted(versions.items())]
     label = LABEL_PREFIX + "-".join(f"{name}{version}" for name, version in
                                     sorted(versions.items()))
-    return {"label": label, "comparators": True,
-            "pins": [f"{name}=={version}" for name, version in sorted(versions.items())]}
+    if not ledger.OWN_LABEL.match(label):
+        label = LABEL_PREFIX + hashlib.sha256("\n".join(pins).encode()).hexdigest()[:12]
+    return {"label": label, "comparators": True, "pins": pins}
 
 
 # The comparator stack's branch: a chain of its own, as each section of stacks.toml is.
@@ -102,22 +107,28 @@ def matching_row(stacks, versions):
     return None
 
 
-def side_stack(stacks, versions):
+def side_stack(stacks, versions, recorded=()):
     """The side stack for versions no row pins, as `run --existing` records its own
-    (ledger.own_stacks reads it back): drawn after the table's newest comparators row."""
+    (ledger.own_stacks reads it back): the one `recorded` already holds for these
+    versions (results/ of the checkout), so that its commit stays that of the results
+    under it, else one drawn after the table's newest comparators row."""
     data = stack_data(versions)
+    for own in recorded:
+        if own["label"] == data["label"]:
+            return own
     rows = [stack.label for stack in stacks if stack.is_comparators]
     return {"label": data["label"], "parent": rows[-1] if rows else None,
             "stack": {**data, "os": COMPARATORS_SECTION, "own": True}}
 
 
-def choose_stack(path, versions, table=ROOT / TABLE_FILE):
+def choose_stack(path, versions, table=ROOT / TABLE_FILE, results=None):
     """(data, commit, own) the results go under, in a repository generated at `path`:
     the table's row these versions match, on the comparators' chain (own None), else
     a side stack of their own (own: its entry for installed-versions.jsonl, so that
     the repository `publish` builds from the table and results/ holds the same
-    commit). A table that cannot be read counts as no match, and its side stack is a
-    one-commit repository that nothing else rebuilds."""
+    commit; one `results` (default: the checkout's) already records is reused). A
+    table that cannot be read counts as no match, and its side stack is a one-commit
+    repository that nothing else rebuilds."""
     try:
         stacks = load_table(table)
     except TableError as exc:
@@ -127,7 +138,10 @@ def choose_stack(path, versions, table=ROOT / TABLE_FILE):
         return data, make_stack_repo(path, data), None
     row = matching_row(stacks, versions)
     if row is None:
-        own = side_stack(stacks, versions)
+        if results is None:
+            config = json.loads((ROOT / "asv.conf.json").read_text())
+            results = ROOT / config.get("results_dir", "results")
+        own = side_stack(stacks, versions, ledger.own_stacks(results))
         return own["stack"], stacks_repo.build(stacks, path, [own])[own["label"]], own
     return row.as_data(), stacks_repo.build(stacks, path)[row.label], None
 

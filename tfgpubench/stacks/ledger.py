@@ -190,13 +190,13 @@ def _ledger_damage(path, name):
                 isinstance(record.get(key), str) for key in RECORD_KEYS):
             problems.append(f"{name}:{number}: not a record of a stack (needs "
                             f"{' and '.join(RECORD_KEYS)})")
-        elif "own" in record and not _valid_own(record["own"]):
+        elif "own" in record and not valid_own(record["own"]):
             problems.append(f"{name}:{number}: its own stack is not one run --existing "
                             "records (label own-..., a parent, a stack with os and pins)")
     return problems
 
 
-def _valid_own(own):
+def valid_own(own):
     """Whether an `own` entry can become a side commit: it is turned into a git tag."""
     if not isinstance(own, dict) or not isinstance(own.get("stack"), dict):
         return False
@@ -386,6 +386,6 @@ def own_stacks(results_dir):
     """The side stacks recorded by `run --existing` for installations matching no row."""
     own = {}
     for record in read_installed(results_dir):
-        if _valid_own(record.get("own")):
+        if valid_own(record.get("own")):
             own[record["own"]["label"]] = record["own"]
     return list(own.values())
