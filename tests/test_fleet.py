@@ -93,8 +93,15 @@ def test_a_machine_that_ran_part_of_the_suite_leaves_the_rest_of_benchmarks_json
     suite = {"multiply.Multiply.time_multiply": {"version": "8"},
              "torch_multiply.TorchMultiply.time_multiply": {"version": "7"}, "version": 2}
     (repo_results / "benchmarks.json").write_text(json.dumps(suite))
+    columns = ["result", "params", "version"]
     gpu = machine_dir(tmp_path / "incoming" / "h200-run", "h200", json.dumps(
-        {"results": {"torch_multiply.TorchMultiply.time_multiply": [[1e-05]]}}))
+        {"result_columns": columns,
+         "results": {"torch_multiply.TorchMultiply.time_multiply": [[1e-05], [], "11"]}}))
+    # An older file the runner's folder carried along: Multiply at the version the
+    # repository's results have, not measured again by this machine.
+    (gpu / "old-result.json").write_text(json.dumps(
+        {"result_columns": columns,
+         "results": {"multiply.Multiply.time_multiply": [[2e-05], [], "8"]}}))
     (gpu.parent / "benchmarks.json").write_text(json.dumps({
         "multiply.Multiply.time_multiply": {"version": "10"},
         "torch_multiply.TorchMultiply.time_multiply": {"version": "11"},
@@ -104,6 +111,17 @@ def test_a_machine_that_ran_part_of_the_suite_leaves_the_rest_of_benchmarks_json
     assert merged == {"multiply.Multiply.time_multiply": {"version": "8"},
                       "torch_multiply.TorchMultiply.time_multiply": {"version": "11"},
                       "wait.Wait.time_wait": {"version": "10"}, "version": 2}
+
+
+def test_an_unreadable_benchmarks_json_stops_the_merge_before_it_changes_anything(tmp_path):
+    repo_results = tmp_path / "repo" / "results"
+    machine_dir(tmp_path / "repo", "mac", "old mac")
+    incoming = machine_dir(tmp_path / "incoming" / "results-mac", "mac", "new mac")
+    (incoming.parent / "benchmarks.json").write_text("{not json")
+    with pytest.raises(fleet.MergeError, match="benchmarks.json: unreadable"):
+        fleet.merge_results(tmp_path / "incoming", repo_results)
+    assert (repo_results / "mac" / "result.json").read_text() == "old mac"
+    assert (repo_results / "benchmarks.json").read_text() == "{}"
 
 
 def test_outputs_go_where_github_actions_says_and_nowhere_outside_it(tmp_path):

@@ -77,19 +77,35 @@ def machine_dirs(incoming):
     return found
 
 
-def measured_benchmarks(machine_dir):
-    """The names of the benchmarks the asv result files in `machine_dir` hold results of."""
+class MergeError(Exception):
+    """An artifact the merge cannot read; raised before anything is changed."""
+
+
+def measured_benchmarks(result_files, suite):
+    """The benchmarks of `suite` (benchmarks.json's content) that the asv result files
+    hold results of at the suite's version of them: a runner's folder carries the
+    repository's older files too, whose benchmarks it may not have measured again."""
     names = set()
-    for path in Path(machine_dir).glob("*.json"):
-        if path.name in NOT_RESULT_FILES:
+    for data in result_files:
+        results = data.get("results") if isinstance(data, dict) else None
+        columns = data.get("result_columns") if isinstance(data, dict) else None
+        if not isinstance(results, dict) or not isinstance(columns, list) \
+                or "version" not in columns:
             continue
-        try:
-            results = json.loads(path.read_text()).get("results")
-        except (ValueError, AttributeError):
-            continue
-        if isinstance(results, dict):
-            names.update(results)
+        at = columns.index("version")
+        for name, row in results.items():
+            entry = suite.get(name)
+            if isinstance(entry, dict) and isinstance(row, list) and len(row) > at \
+                    and row[at] == entry.get("version"):
+                names.add(name)
     return names
+
+
+def _read_json(path):
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise MergeError(f"{path}: unreadable ({exc}); nothing was merged") from None
 
 
 def merge_results(incoming, results_dir):
@@ -97,24 +113,37 @@ def merge_results(incoming, results_dir):
     each machine's folder replaces the one there (a runner starts from the repository's
     and adds to it, so its folder is the newer whole). The suite's benchmarks.json takes
     the artifact's entries for the benchmarks its results measured (merge_benchmarks).
-    The machines."""
+    Every benchmarks.json is read before anything changes (MergeError). The machines."""
     results_dir = Path(results_dir)
+    target_suite = results_dir / BENCHMARKS_FILE
+    suite = _read_json(target_suite) if target_suite.is_file() else None
+    found = machine_dirs(incoming)
+    for _, directory in found:
+        benchmarks = directory.parent / BENCHMARKS_FILE
+        if not benchmarks.is_file():
+            continue
+        theirs = _read_json(benchmarks)
+        if suite is None:
+            suite = theirs
+            continue
+        result_files = []
+        for path in sorted(directory.glob("*.json")):
+            if path.name not in NOT_RESULT_FILES:
+                try:
+                    result_files.append(json.loads(path.read_text()))
+                except (OSError, ValueError):
+                    continue  # not asv's result file: it measured nothing here
+        suite = merge_benchmarks(suite, theirs, measured_benchmarks(result_files, theirs))
     merged = []
-    for machine, directory in machine_dirs(incoming):
+    for machine, directory in found:
         target = results_dir / machine
         if target.exists():
             shutil.rmtree(target)
         shutil.copytree(directory, target)
         merged.append(machine)
-        benchmarks = directory.parent / BENCHMARKS_FILE
-        if benchmarks.is_file():
-            existing = results_dir / BENCHMARKS_FILE
-            suite = json.loads(benchmarks.read_text())
-            if existing.is_file():
-                suite = merge_benchmarks(json.loads(existing.read_text()), suite,
-                                         measured_benchmarks(directory))
-            # As asv writes it.
-            existing.write_text(json.dumps(suite, indent=4, sort_keys=True))
+    if suite is not None and found:
+        # As asv writes it.
+        target_suite.write_text(json.dumps(suite, indent=4, sort_keys=True))
     return merged
 
 

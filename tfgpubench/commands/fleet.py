@@ -141,7 +141,11 @@ def measure(args, root):
 
 
 def merge(args, root):
-    machines = fleet.merge_results(args.incoming, root / "results")
+    try:
+        machines = fleet.merge_results(args.incoming, root / "results")
+    except fleet.MergeError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     print(f"merged results of {', '.join(machines) or 'no machine'}")
     if machines and args.commit:
         commit = fleet.commit_paths(root, ["results"], f"results: {', '.join(machines)} "
