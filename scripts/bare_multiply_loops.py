@@ -28,6 +28,7 @@ import platform
 import statistics
 import sys
 import time
+from importlib import metadata
 
 # Before JAX starts: take GPU memory as needed, as the suite's benchmarks do.
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
@@ -104,6 +105,26 @@ def jax_cases(sizes, dtypes):
                     yield ("JAX", backend, size, dtype, mode, run_ops)
 
 
+def installed():
+    """{distribution: version} of the frameworks timed here, read without importing."""
+    found = {}
+    for name in ("torch", "jax", "jaxlib", "jax-cuda12-plugin", "jax-cuda13-plugin", "numpy"):
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return found
+
+
+def gpu_name():
+    """The CUDA device PyTorch sees, or None."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", help="write the cases here as JSON")
@@ -121,8 +142,12 @@ def main(argv=None):
                   f"{median * 1e6:10.3f} us ({fastest * 1e6:.3f})", flush=True)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as out:
-            json.dump({"machine": platform.node(), "loops": LOOPS,
-                       "min_loop_seconds": MIN_LOOP_SECONDS, "cases": rows}, out, indent=1)
+            json.dump({"machine": platform.node(), "python": sys.version.split()[0],
+                       "installed": installed(), "gpu": gpu_name(),
+                       "malloc": {k: v for k, v in os.environ.items()
+                                  if k.startswith("MALLOC_")},
+                       "loops": LOOPS, "min_loop_seconds": MIN_LOOP_SECONDS, "cases": rows},
+                      out, indent=1)
     return 0 if rows else 1
 
 

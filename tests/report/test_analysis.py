@@ -154,6 +154,21 @@ def test_the_fixed_costs_error_does_not_depend_on_the_unit_of_bytes():
     assert in_bytes.bandwidth is None
 
 
+def test_no_bandwidth_is_read_off_a_slope_within_its_noise():
+    # One jax.jit call per float32 multiply on the H200 (results/h200/, 2026-12-04):
+    # 42-53 us at every size. The slope is positive but under twice its standard
+    # error; 1/b of it read 24 TB/s, five times the H200's memory bandwidth.
+    nbytes = [32, 8192, 131072, 524288, 2097152, 8000000, 33554432, 134217728]
+    seconds = [44.05e-6, 46.13e-6, 48.37e-6, 41.94e-6, 49.93e-6, 53.06e-6, 46.61e-6, 51.2e-6]
+    fit = analysis.fit_time_vs_bytes(nbytes, seconds)
+    assert 0 < fit.per_byte < 2 * fit.per_byte_error
+    assert fit.bandwidth is None
+    # The same points with a real slope on top (bytes / 3 TB/s) do give a bandwidth.
+    streaming = analysis.fit_time_vs_bytes(nbytes, [t + n / 3e12 for n, t in
+                                                    zip(nbytes, seconds)])
+    assert streaming.bandwidth is not None and 2e12 < streaming.bandwidth < 5e12
+
+
 def test_fit_needs_three_points_and_two_sizes():
     assert analysis.fit_time_vs_bytes([32, 32, 32], [1.0, 1.1, 0.9]) is None
     assert analysis.fit_time_vs_bytes([32, 64], [1.0, 2.0]) is None
