@@ -139,8 +139,7 @@ def choose_stack(path, versions, table=ROOT / TABLE_FILE, results=None):
     row = matching_row(stacks, versions)
     if row is None:
         if results is None:
-            config = json.loads((ROOT / "asv.conf.json").read_text())
-            results = ROOT / config.get("results_dir", "results")
+            results = ROOT / checkout_config().get("results_dir", "results")
         own = side_stack(stacks, versions, ledger.own_stacks(results))
         return own["stack"], stacks_repo.build(stacks, path, [own])[own["label"]], own
     return row.as_data(), stacks_repo.build(stacks, path)[row.label], None
@@ -158,9 +157,14 @@ def make_stack_repo(path, data):
     return commit
 
 
+def checkout_config():
+    """The checkout's asv.conf.json."""
+    return json.loads((ROOT / "asv.conf.json").read_text())
+
+
 def asv_config(work, benchmark_dir, repo):
     """The checkout's asv configuration, pointed at scratch folders under `work`."""
-    config = json.loads((ROOT / "asv.conf.json").read_text())
+    config = checkout_config()
     config.update(repo=str(repo), branches=[BRANCH], benchmark_dir=str(benchmark_dir),
                   results_dir=str(work / "results"), html_dir=str(work / "html"),
                   env_dir=str(work / "env"), install_command=[], uninstall_command=[])
