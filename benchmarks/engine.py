@@ -16,7 +16,8 @@ GetStackTrace(kStackTraceInitialSize))), and at asv's ~20 frames a 2x2 multiply 
 11-13% longer than at a script's top level on this suite's 2-core VM (paired, 30 of each,
 2026-12-01). The benchmark hands asv a clock that advances by exactly the engine's times
 (`EngineBlock.clock`): the socket's round trip, like asv's own bookkeeping, is not in a
-sample.
+sample. Under asv's forkserver, the server that forked the benchmark process, which polls
+for its end every millisecond, is held still (SIGSTOP) while a block runs: launcher.py.
 
 The engine serves one benchmark process at a time, in the order they connect; a request
 that fails comes back as the exception it raised (NotImplementedError stays a skip). A
@@ -47,6 +48,9 @@ from multiprocessing.connection import Connection
 
 # The malloc settings the engine runs under: see allocator.py.
 from .allocator import ALLOCATOR_ENV
+
+# asv's forkserver, held still while a block is timed: see launcher.py.
+from .launcher import forkserver_parent, held_still, let_go
 
 ENGINE_DIR_ENV = "TFGPUBENCH_ENGINE_DIR"
 # Longer than any gap between two TensorFlow benchmark processes of one run (the
@@ -257,7 +261,13 @@ class EngineBlock:
         self.seconds = 0.0  # engine time of every call run through this object
 
     def __call__(self):
-        self.seconds += self.handle.call("run", self.builder, *self.args)
+        # The forkserver that forked this process (launcher.py), for the engine to hold.
+        hold = forkserver_parent()
+        try:
+            self.seconds += self.handle.call("run", hold, self.builder, *self.args)
+        except EngineError:
+            let_go(hold)  # an engine that ended mid-block could not
+            raise
 
     def clock(self):
         return self.seconds / self.ops
@@ -268,7 +278,12 @@ class EngineBlock:
 
     def per_op_seconds(self):
         """Median per-op time of the block timed back to back there (timing.per_op_seconds)."""
-        return self.handle.call("per_op_seconds", self.builder, *self.args)
+        hold = forkserver_parent()
+        try:
+            return self.handle.call("per_op_seconds", hold, self.builder, *self.args)
+        except EngineError:
+            let_go(hold)
+            raise
 
 
 # The blocks this process has asked for. asv re-runs setup before every sample and
@@ -356,17 +371,19 @@ class Work:
         """Build the block (trace, compile, warm up, calibrate); its length in ops."""
         return self._block(builder, *args).ops
 
-    def run(self, builder, *args):
+    def run(self, hold, builder, *args):
         """Seconds of one call of the block whose turn it is (timing.InTurn), its ops and
         the wait, timed right after its warm-up ran: the engine idled while asv took the
-        last sample. Timed here, not in a helper: every frame between serve and the op is
-        one more that TensorFlow records with each eager op (see _requests)."""
+        last sample. Process `hold` (asv's forkserver, or None) is held still meanwhile
+        (launcher.py). Timed here, not in a helper: every frame between serve and the op
+        is one more that TensorFlow records with each eager op (see _requests)."""
         blocks = self._block(builder, *args)
         block = blocks.current
-        block.warm_up()
-        faults, start = minor_faults(), time.perf_counter()
-        block()
-        seconds = time.perf_counter() - start
+        with held_still(hold):
+            block.warm_up()
+            faults, start = minor_faults(), time.perf_counter()
+            block()
+            seconds = time.perf_counter() - start
         faults = (minor_faults() - faults) / block.ops
         self.faults.setdefault((builder,) + args, []).append(faults)
         blocks.advance()
@@ -383,10 +400,11 @@ class Work:
 
         return before_sample(self._block(builder, *args), self.gate)
 
-    def per_op_seconds(self, builder, *args):
+    def per_op_seconds(self, hold, builder, *args):
         from .timing import per_op_seconds
 
-        return per_op_seconds(self._block(builder, *args), gate=self.gate)
+        with held_still(hold):
+            return per_op_seconds(self._block(builder, *args), gate=self.gate)
 
 
 # TensorFlow records every calling frame with each eager op, and the cost of a frame grows

@@ -354,7 +354,7 @@ def test_tensorflows_cases_import_no_comparator():
         "work = engine.Work(timing.QuietGate())\n"
         "case = ('multiply:multiply_block', 'cpu', 2, 'float32', 'eager')\n"
         "work.prepare(*case)\n"
-        "work.run(*case)\n" + frameworks
+        "work.run(None, *case)\n" + frameworks
     )
     lines, _ = python(code)
     assert lines == bare and "torch" not in lines[0]
