@@ -92,11 +92,13 @@ def test_a_body_that_fails_still_continues_the_process(sleeper):
 def test_a_process_already_gone_holds_nothing():
     process = subprocess.Popen([sys.executable, "-c", "pass"])
     process.wait()
-    with launcher.held_still(process.pid):
-        pass
+    ran = []
+    with launcher.held_still(process.pid):  # no ProcessLookupError: the body runs
+        ran.append(process.pid)
     launcher.let_go(process.pid)
     with launcher.held_still(None):
-        pass
+        ran.append(None)
+    assert ran == [process.pid, None]
 
 
 def work_with(block):
