@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import sys
 
-from .grid import FACTOR, ITEMSIZE, input_copies, ops_per_block
+from .grid import FACTOR, ITEMSIZE, input_copies, ops_per_block, warm_up_parts
 from .timing import in_turn
 
 TF_DEVICE = {"cpu": "/CPU:0", "gpu": "/GPU:0"}
@@ -180,7 +180,7 @@ def block_runner(device, size, dtype, mode, wait_op="Slice"):
         timed_block.functions = functions
         return timed_block
 
-    blocks = in_turn(make_block, ops_per_block(size), len(inputs))
+    blocks = in_turn(make_block, ops_per_block(size), len(inputs), warm_up_parts(size))
     blocks.functions = functions
     return blocks
 

@@ -20,7 +20,7 @@ import sys
 
 from .allocator import reuse_freed_memory
 from .common import free_gpu_memory, free_host_memory, memory_skip_reason
-from .grid import DEVICE_KIND, input_copies, ops_per_block
+from .grid import DEVICE_KIND, input_copies, ops_per_block, warm_up_parts
 from .timing import before_sample, in_turn, per_op_timer
 
 
@@ -71,7 +71,7 @@ def multiply_block(make_runs, wait, placed_on, size):
         timed_block.ops = ops
         return timed_block
 
-    blocks = in_turn(make_block, ops_per_block(size), len(make_runs))
+    blocks = in_turn(make_block, ops_per_block(size), len(make_runs), warm_up_parts(size))
     # A comparator's round is a forked process of its own whose blocks are built anew,
     # where TensorFlow's engine keeps its turn through the run: each round starts at a
     # copy of its own drawing, so 4 rounds of 5-10 samples cover the copies alike, not
@@ -117,6 +117,6 @@ class ComparatorMultiply:
         # asv divides by calls, a call runs a block of ops: time per op.
         self.timer = per_op_timer(self.block.ops)
         # asv re-runs setup before every sample: each sample waits for a quiet moment,
-        # then starts warm (timing.WARM_UP_PARTS): asv left a gap since the last.
+        # then starts warm (grid.warm_up_parts): asv left a gap since the last.
         before_sample(self.block)
         self.block.warm_up()

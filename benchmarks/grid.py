@@ -72,6 +72,28 @@ def calibrated_ops(ops, seconds):
     return max(ops, min(MAX_CALIBRATED_OPS, wanted))
 
 
+# The untimed warm-up each sample runs first (timing.calibrated_block), as a fraction
+# 1/P of the block. asv leaves a gap before every sample, and a block right after one
+# runs slow. Blocks timed with gaps of 2 ms between them ran 2-5% slower than back to
+# back, 2-13% with 20 ms gaps (2x2 to 1000x1000, eager, xla, function and graph_loop;
+# 120 blocks of each, alternated, this suite's 2-core VM, 2026-12-01); with an eighth of
+# the block run just before, 0-3% (2 ms) and 0-4% (20 ms), and 2x2 to 256x256 read
+# within 5% of a bare loop under asv. From 512x512 up an eighth was not enough: the
+# engine's blocks after 3 ms gaps read 1.086x and 1.055x a bare loop with an eighth,
+# 1.041x and 1.027x with half a block, 1.007x with a whole one, and 1.021x and 1.019x
+# asked back to back (median of 24 cases, 512x512 to 2048x2048, three engines and three
+# bare-loop processes pooled, every way interleaved; scripts/warm_up_length.py, twice,
+# the README's second VM, 2026-12-06). A whole block costs a sample twice its time, so
+# only the sizes that need it get one.
+WARM_UP_PARTS = 8
+WHOLE_BLOCK_WARM_UP_ELEMENTS = 512 * 512
+
+
+def warm_up_parts(size):
+    """P: the warm-up before a sample of a size x size case is 1/P of its block."""
+    return 1 if size * size >= WHOLE_BLOCK_WARM_UP_ELEMENTS else WARM_UP_PARTS
+
+
 # Where an input sits in memory changes what a mid-size op costs: on this suite's 2-core
 # VM, one process timing tf.multiply on six copies of the same 512x512 float32 input
 # (40 loops of each, alternated) read 0.93-1.24x its first copy's time, and four

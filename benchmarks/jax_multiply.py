@@ -196,7 +196,7 @@ class JaxMultiply(ComparatorMultiply):
 
     params = [JAX_DEVICES, SIZES, DTYPES, JAX_MODES]
     # Bumped whenever the timed code changes.
-    version = "11"
+    version = "12"
     skip_reason = staticmethod(skip_reason)
     block_runner = staticmethod(block_runner)
 

@@ -83,7 +83,7 @@ class NumpyMultiply(ComparatorMultiply):
 
     params = [NUMPY_DEVICES, SIZES, DTYPES, NUMPY_MODES]
     # Bumped whenever the timed code changes.
-    version = "11"
+    version = "12"
     skip_reason = staticmethod(skip_reason)
     block_runner = staticmethod(block_runner)
 

@@ -15,7 +15,7 @@ class NumpyScale:
     params = [[2048, 4096]]
     param_names = ["size"]
     unit = "GB/s"
-    version = "7"
+    version = "8"
 
     def setup(self, size):
         self.x = np.ones((size, size), dtype=np.float32)
@@ -46,7 +46,7 @@ class StreamScale:
     params = [[4096, 8192]]
     param_names = ["size"]
     unit = "GB/s"
-    version = "7"
+    version = "8"
     # Into a new array, as STREAM does (StreamScaleInPlace writes over the input).
     in_place = False
 
@@ -91,7 +91,7 @@ class StreamScaleInPlace(StreamScale):
     with this figure instead.
     """
 
-    version = "1"
+    version = "2"
     in_place = True
 
     def track_scale_bandwidth(self, size):

@@ -28,15 +28,12 @@ def per_op_timer(ops):
 
 
 # A sample taken after even a short idle gap runs slow: the CPU, its caches and the
-# framework's threads wake up during its first ops. Blocks timed with gaps of 2 ms
-# between them ran 2-5% slower than back to back, 2-13% with 20 ms gaps (2x2 to
-# 1000x1000, eager, xla, function and graph_loop; 120 blocks of each, alternated, this
-# suite's 2-core VM, 2026-12-01); with the same ops for an eighth of a block run just
-# before, 0-3% (2 ms) and 0-4% (20 ms). asv leaves such a gap before every sample.
-WARM_UP_PARTS = 8
+# framework's threads wake up during its first ops. asv leaves such a gap before every
+# sample, so each runs an untimed warm-up first: the same block, 1/P as long, P from
+# grid.warm_up_parts (which says what was measured).
 
 
-def calibrated_block(make_block, ops, attempts=10):
+def calibrated_block(make_block, ops, warm_up_parts, attempts=10):
     """A warmed-up block lasting at least grid.MIN_BLOCK_SECONDS.
 
     make_block(ops) returns a zero-argument callable running `ops` ops and
@@ -46,8 +43,8 @@ def calibrated_block(make_block, ops, attempts=10):
     a call's fixed cost dwarfs its ops, as for a compiled loop of ~3 ns ops,
     one estimate from a short block falls short by orders of magnitude).
 
-    The block's `warm_up` is the same block an eighth as long (WARM_UP_PARTS), run
-    untimed right before each sample (the engine's `run`; the comparators' `setup`).
+    The block's `warm_up` is the same block 1/`warm_up_parts` as long, run untimed
+    right before each sample (the engine's `run`; the comparators' `setup`).
     """
     block = make_block(ops)
     block()
@@ -59,7 +56,7 @@ def calibrated_block(make_block, ops, attempts=10):
             break
         block = make_block(longer)
         block()
-    block.warm_up = make_block(max(1, block.ops // WARM_UP_PARTS))
+    block.warm_up = make_block(max(1, block.ops // warm_up_parts))
     block.warm_up()
     return block
 
@@ -87,11 +84,12 @@ class InTurn:
         self.turn = (self.turn + 1) % len(self.blocks)
 
 
-def in_turn(make_block, ops, copies):
+def in_turn(make_block, ops, copies, warm_up_parts):
     """InTurn of `copies` blocks: make_block(ops, copy) for copy 0..copies-1, each a
-    zero-argument callable as calibrated_block's. The first copy is calibrated; the
-    others get its length, their warm-up and one untimed call."""
-    first = calibrated_block(lambda n: make_block(n, 0), ops)
+    zero-argument callable as calibrated_block's (with a warm-up 1/`warm_up_parts` as
+    long). The first copy is calibrated; the others get its length, their warm-up and
+    one untimed call."""
+    first = calibrated_block(lambda n: make_block(n, 0), ops, warm_up_parts)
     blocks = [first]
     for copy in range(1, copies):
         block = make_block(first.ops, copy)

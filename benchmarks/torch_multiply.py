@@ -114,7 +114,7 @@ class TorchMultiply(ComparatorMultiply):
 
     params = [TORCH_DEVICES, SIZES, DTYPES, TORCH_MODES]
     # Bumped whenever the timed code changes.
-    version = "11"
+    version = "12"
     skip_reason = staticmethod(skip_reason)
     block_runner = staticmethod(block_runner)
 

@@ -180,7 +180,7 @@ def test_setup_hands_asv_a_per_op_clock():
     import time
 
     assert bench.timer() < time.perf_counter() / 49
-    # asv times right after setup: the sample starts warm (timing.WARM_UP_PARTS).
+    # asv times right after setup: the sample starts warm (grid.warm_up_parts).
     assert bench.warm_ups == 1
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import allocator, common, engine, timing
+from benchmarks import allocator, common, engine, grid, timing
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -197,7 +197,7 @@ def test_the_ops_run_a_few_short_frames_deep_however_deep_the_benchmark_calls(
     block()
     called_deep(40)
     # Each call runs the block's warm-up first, at the same depth; every op is recorded.
-    assert len(seen) == 2 * (block.ops + max(1, block.ops // timing.WARM_UP_PARTS))
+    assert len(seen) == 2 * (block.ops + max(1, block.ops // grid.warm_up_parts(MULTIPLY[2])))
     assert {len(offsets) for offsets in seen} == {FRAMES_TO_THE_LOOP}
     assert max(max(offsets) for offsets in seen) <= LARGEST_CALL_OFFSET, {tuple(o) for o in seen}
 

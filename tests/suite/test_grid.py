@@ -66,12 +66,12 @@ def test_calibration_reaches_the_block_length_where_a_calls_fixed_cost_dwarfs_it
         block.ops = ops
         return block
 
-    block = timing.calibrated_block(make_block, 100)
+    block = timing.calibrated_block(make_block, 100, warm_up_parts=8)
     assert 0.0005 + 2e-6 * block.ops >= 0.8 * grid.MIN_BLOCK_SECONDS
     assert block.ops <= grid.MAX_CALIBRATED_OPS
 
 
-def test_a_calibrated_block_comes_with_a_warm_up_an_eighth_as_long():
+def test_a_calibrated_block_comes_with_a_warm_up_the_asked_part_of_it():
     def make_block(ops):
         def block():
             time.sleep(1e-4 * ops)
@@ -79,8 +79,15 @@ def test_a_calibrated_block_comes_with_a_warm_up_an_eighth_as_long():
         block.ops = ops
         return block
 
-    block = timing.calibrated_block(make_block, 10)
-    assert block.warm_up.ops == max(1, block.ops // timing.WARM_UP_PARTS) >= 12
+    for parts in (8, 1):
+        block = timing.calibrated_block(make_block, 10, warm_up_parts=parts)
+        assert block.ops >= 80
+        assert block.warm_up.ops == block.ops // parts
+
+
+def test_sizes_from_512_up_warm_up_with_a_whole_block_smaller_ones_with_an_eighth():
+    parts = {size: grid.warm_up_parts(size) for size in grid.SIZES}
+    assert parts == {size: 1 if size >= 512 else 8 for size in grid.SIZES}
 
 
 def test_the_input_is_copied_where_copies_are_cheap_and_never_beyond_the_budget():
@@ -102,7 +109,7 @@ def test_samples_take_the_copies_in_turn_each_with_its_own_warm_up():
         block.ops = ops
         return block
 
-    blocks = timing.in_turn(make_block, 10, copies=3)
+    blocks = timing.in_turn(make_block, 10, copies=3, warm_up_parts=8)
     length, warm_up = blocks.ops, blocks.blocks[0].warm_up.ops
     assert [b.ops for b in blocks.blocks] == [length] * 3
     assert [b.warm_up.ops for b in blocks.blocks] == [warm_up] * 3
