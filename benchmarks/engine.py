@@ -6,8 +6,9 @@ loaded is unsafe), each of them imported TensorFlow, 3-6 s here: about two hours
 So the benchmark processes import no TensorFlow. The first one that needs it starts the
 engine, a new interpreter (exec'd, not forked), which imports TensorFlow once, builds and
 keeps every case's block and runs the blocks it is asked for; later benchmark processes,
-spawned or forked, find it by its socket. It ends after IDLE_SECONDS without a request, or
-when `tfgpubench run` has measured the stack (`stop_engines`).
+spawned or forked, find it by its socket. It ends after IDLE_SECONDS without a request,
+when `tfgpubench run` has measured the stack (`stop_engines`), or, idle, once its socket's
+file is removed.
 
 How a sample is timed. The engine times each block, its ops and the wait, with
 perf_counter around the call, on a Python stack a few frames deep: TensorFlow records up
@@ -56,6 +57,8 @@ ENGINE_DIR_ENV = "TFGPUBENCH_ENGINE_DIR"
 # Longer than any gap between two TensorFlow benchmark processes of one run (the
 # numpy and reference cases between them, a quiet-gate back-off).
 IDLE_SECONDS = 120.0
+# How often an engine waiting for requests checks that its socket's file is still its own.
+SOCKET_CHECK_SECONDS = 1.0
 # Importing TensorFlow (and a plugin) takes seconds; a GPU check tens of seconds more.
 START_SECONDS = 120.0
 # Environment variables that change what TensorFlow does, so part of an engine's key.
@@ -415,13 +418,35 @@ class Work:
 # socket work is a generator, off the stack while a request runs.
 
 
-def _requests(listener, connections, idle):
+def _file_id(path):
+    """What tells the file at `path` from a later one of the same name; None if none is."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return info.st_dev, info.st_ino
+
+
+def _requests(listener, connections, idle, socket_is_ours):
     """(connection, request, args) of each request as it comes, from any connection; ends
-    when idle for `idle` s or asked to quit."""
+    when idle for `idle` s, asked to quit, or, with no connection open, once
+    `socket_is_ours()` is false: the socket's file was removed.
+
+    The last covers a quit that never came: one sent between bind() and listen() is
+    refused, and `tfgpubench run` then removes the run's folder (runner.engine_scope). An
+    engine left so would hold its memory, a GPU's included, until idle.
+    """
+    last = time.monotonic()
     while True:
-        ready = select.select([listener, *connections], [], [], idle)[0]
+        wait = min(SOCKET_CHECK_SECONDS, max(0.0, last + idle - time.monotonic()))
+        ready = select.select([listener, *connections], [], [], wait)[0]
         if not ready:
-            return
+            if time.monotonic() - last >= idle:
+                return
+            if not connections and not socket_is_ours():
+                return
+            continue
+        last = time.monotonic()
         for fd in ready:
             if fd is listener:
                 connection = Connection(listener.accept()[0].detach())
@@ -469,23 +494,32 @@ def _work(path):
 
 
 def serve(path, idle=IDLE_SECONDS):
-    """Serve benchmark processes on the socket `path` until idle for `idle` s or asked to quit.
+    """Serve benchmark processes on the socket `path` until idle for `idle` s, asked to
+    quit, or, with no connection open, its file removed.
 
     Requests are answered one at a time, in the order they come, from any number of open
     connections: a benchmark process that keeps its connection open holds up no other.
     """
-    listener, work, connections = _listen(path), _work(path), {}
+    listener = _listen(path)
+    file_id = _file_id(path)
+    work, connections = _work(path), {}
+
+    def socket_is_ours():
+        return file_id is not None and _file_id(path) == file_id
+
     try:
-        for connection, request, args in _requests(listener, connections, idle):
+        for connection, request, args in _requests(listener, connections, idle, socket_is_ours):
             answer = _answer(work, request, args)
             # A process that ended before its answer: its end of file drops it.
             with contextlib.suppress(OSError):
                 connection.send(answer)
     finally:
         # The socket goes first: once the listener closes, a benchmark process may start
-        # an engine in its place, whose new socket this must not remove.
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
+        # an engine in its place, whose new socket this must not remove. Nor may it remove
+        # one that replaced its own removed file.
+        if socket_is_ours():
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
         for connection in connections.values():
             connection.close()
         listener.close()

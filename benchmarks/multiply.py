@@ -31,7 +31,7 @@ class Multiply:
     params = [DEVICES, SIZES, DTYPES, MODES]
     param_names = ["device", "size", "dtype", "mode"]
     # Bumped whenever the timed code changes (tests/suite/test_versions.py checks it).
-    version = "12"
+    version = "13"
     # asv runs round k of every case before round k+1, so 4 rounds sample each case at
     # 4 moments of the run: load that comes and goes on a shared machine hits every case
     # alike instead of deciding a verdict (selfcheck: noise). A round costs a fork
@@ -59,7 +59,7 @@ class Speedup:
     params = [SIZES, DTYPES, MODES]
     param_names = ["size", "dtype", "mode"]
     unit = "x"
-    version = "12"
+    version = "13"
 
     def setup(self, size, dtype, mode):
         self.blocks = {d: engine.block("multiply:multiply_block", d, size, dtype, mode)
@@ -76,7 +76,7 @@ class Bandwidth:
     params = [DEVICES, LARGE_SIZES, MODES]
     param_names = ["device", "size", "mode"]
     unit = "GB/s"
-    version = "12"
+    version = "13"
 
     def setup(self, device, size, mode):
         self.block = engine.block("multiply:multiply_block", device, size, "float32", mode)

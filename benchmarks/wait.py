@@ -38,7 +38,7 @@ class Wait:
 
     params = [DEVICES, DTYPES]
     param_names = ["device", "dtype"]
-    version = "12"
+    version = "13"
     # As Multiply: samples from 4 moments of the run, 20-40 per case.
     rounds = 4
     repeat = (5, 10, 5.0)

@@ -4,6 +4,7 @@ benchmark processes, one per case and round, import no TensorFlow under any laun
 import mmap
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -103,18 +104,10 @@ def test_an_engine_that_cannot_start_is_reported_with_its_log(folder):
 
 
 @pytest.fixture
-def served(tmp_path_factory):
+def served(tmp_path_factory, serve_in_thread):
     folder = tmp_path_factory.mktemp("thread")
     path = str(folder / "t.sock")
-    thread = threading.Thread(target=engine.serve, args=(path,), daemon=True)
-    thread.start()
-    # Until it listens: the socket's file exists from bind(), a moment before listen().
-    while True:
-        try:
-            engine._connect(path).close()
-            break
-        except OSError:
-            time.sleep(0.001)
+    thread = serve_in_thread(path)
     yield engine.Engine(path), thread, path
     engine.stop_engines(str(folder))
 
@@ -305,6 +298,71 @@ def test_an_idle_engine_ends_and_takes_its_socket_along(tmp_path):
     assert not thread.is_alive() and not os.path.exists(path)
 
 
+def test_an_idle_engine_whose_socket_was_removed_ends_within_a_check(serve_in_thread, tmp_path):
+    path = str(tmp_path / "removed.sock")
+    thread = serve_in_thread(path)  # idle for 120 s: only the removal can end it soon
+    os.unlink(path)
+    thread.join(timeout=10 * engine.SOCKET_CHECK_SECONDS)
+    assert not thread.is_alive()
+
+
+def test_an_engine_ends_without_removing_a_socket_that_replaced_its_own(serve_in_thread,
+                                                                         tmp_path):
+    path = str(tmp_path / "replaced.sock")
+    thread = serve_in_thread(path)
+    os.unlink(path)
+    successor = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    successor.bind(path)  # an engine started in its place
+    thread.join(timeout=10 * engine.SOCKET_CHECK_SECONDS)
+    assert not thread.is_alive() and os.path.exists(path)
+    successor.close()
+
+
+def test_an_engine_whose_socket_was_removed_serves_its_open_connections_on(served):
+    handle, thread, path = served
+    with pytest.raises(engine.EngineError):
+        handle.call("nothing")  # opens a connection and keeps it
+    os.unlink(path)
+    time.sleep(3 * engine.SOCKET_CHECK_SECONDS)
+    assert thread.is_alive()
+    with pytest.raises(engine.EngineError, match="unknown request"):
+        handle.call("nothing")
+    handle._connection.close()  # its last connection gone, the engine ends
+    thread.join(timeout=10 * engine.SOCKET_CHECK_SECONDS)
+    assert not thread.is_alive()
+
+
+def test_an_engine_that_missed_the_quit_while_starting_ends_with_the_runs_folder(monkeypatch):
+    """A quit sent between bind() and listen() is refused (asked: 0); engine_scope then
+    removes the folder, and the engine must not run on, holding its memory, until idle."""
+    from tfgpubench.runner import engine_scope
+    from tfgpubench.suite import suite_module
+
+    listening = threading.Event()
+
+    def slow_listen(path):
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(path)
+        listening.wait(timeout=10)  # until the quit was sent
+        listener.listen(16)
+        return listener
+
+    monkeypatch.setattr(engine, "_listen", slow_listen)
+    # engine_scope's copy of this module: the suite's package as the runner loads it
+    monkeypatch.setattr(suite_module("engine"), "stop_engines", lambda folder: (
+        asked.append(len(engine.ask_engines(folder, "quit"))), listening.set()))
+    asked = []
+    with engine_scope({}) as folder:
+        path = os.path.join(folder, "run.sock")
+        thread = threading.Thread(target=engine.serve, args=(path,), daemon=True)
+        thread.start()
+        while not os.path.exists(path):
+            time.sleep(0.001)
+    assert asked == [0]
+    thread.join(timeout=10 * engine.SOCKET_CHECK_SECONDS)
+    assert not thread.is_alive()
+
+
 def test_a_forked_benchmark_process_opens_its_own_connection(served):
     handle, _, _ = served
     with pytest.raises(engine.EngineError):
@@ -386,21 +444,16 @@ def test_the_socket_folder_must_be_private(tmp_path):
 # --- one run's engines ------------------------------------------------------------------
 
 
-def test_a_runs_engines_live_in_a_folder_of_its_own_and_end_with_it():
+def test_a_runs_engines_live_in_a_folder_of_its_own_and_end_with_it(serve_in_thread):
     from tfgpubench.runner import engine_scope
 
     environ = {engine.ENGINE_DIR_ENV: "/somewhere/else"}
     with engine_scope(environ) as folder:
         assert environ[engine.ENGINE_DIR_ENV] == folder
         assert engine.engine_dir(environ) == folder
-        path = os.path.join(folder, "run.sock")
-        thread = threading.Thread(target=engine.serve, args=(path,), daemon=True)
-        thread.start()
-        while not os.path.exists(path):
-            time.sleep(0.001)
-    # The engine took more than 10 s to end once in a fresh-clone test run on the 2-core
-    # VM (2026-12-06); this test alone took 0.3-22 s there. join returns as soon as the
-    # engine ends; an engine that never ends still fails here.
+        thread = serve_in_thread(os.path.join(folder, "run.sock"))
+    # join returns as soon as the engine ends; one that never got the quit runs on until
+    # idle (engine.IDLE_SECONDS, 120 s) and fails here.
     thread.join(timeout=60)
     assert not thread.is_alive() and not os.path.exists(folder)
     assert environ == {engine.ENGINE_DIR_ENV: "/somewhere/else"}
