@@ -311,11 +311,10 @@ def test_an_engine_ends_without_removing_a_socket_that_replaced_its_own(serve_in
     path = str(tmp_path / "replaced.sock")
     thread = serve_in_thread(path)
     os.unlink(path)
-    successor = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    successor.bind(path)  # an engine started in its place
-    thread.join(timeout=10 * engine.SOCKET_CHECK_SECONDS)
-    assert not thread.is_alive() and os.path.exists(path)
-    successor.close()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as successor:
+        successor.bind(path)  # an engine started in its place
+        thread.join(timeout=10 * engine.SOCKET_CHECK_SECONDS)
+        assert not thread.is_alive() and os.path.exists(path)
 
 
 def test_an_engine_whose_socket_was_removed_serves_its_open_connections_on(served):
@@ -347,11 +346,15 @@ def test_an_engine_that_missed_the_quit_while_starting_ends_with_the_runs_folder
         listener.listen(16)
         return listener
 
+    asked = []
+
+    def stop_engines_then_let_it_listen(folder):
+        asked.append(len(engine.ask_engines(folder, "quit")))
+        listening.set()
+
     monkeypatch.setattr(engine, "_listen", slow_listen)
     # engine_scope's copy of this module: the suite's package as the runner loads it
-    monkeypatch.setattr(suite_module("engine"), "stop_engines", lambda folder: (
-        asked.append(len(engine.ask_engines(folder, "quit"))), listening.set()))
-    asked = []
+    monkeypatch.setattr(suite_module("engine"), "stop_engines", stop_engines_then_let_it_listen)
     with engine_scope({}) as folder:
         path = os.path.join(folder, "run.sock")
         thread = threading.Thread(target=engine.serve, args=(path,), daemon=True)
