@@ -31,7 +31,7 @@ class Multiply:
     params = [DEVICES, SIZES, DTYPES, MODES]
     param_names = ["device", "size", "dtype", "mode"]
     # Bumped whenever the timed code changes (tests/suite/test_versions.py checks it).
-    version = "14"
+    version = "13"
     # asv runs round k of every case before round k+1, so 4 rounds sample each case at
     # 4 moments of the run: load that comes and goes on a shared machine hits every case
     # alike instead of deciding a verdict (selfcheck: noise). A round costs a fork
@@ -39,14 +39,12 @@ class Multiply:
     rounds = 4
     # setup makes asv time one block (>= 10 ms) per sample; 5-10 per round, 20-40 per case.
     repeat = (5, 10, 5.0)
-    # No asv warm-up (by default 0.1 s of samples before each round's first): every sample
-    # runs its own in the engine (grid.warm_up_parts), where the case stays built all run.
-    # asv's cost a quarter of the run and moved no case's median: side by side, 109.5 s
-    # with it, 78.5 s without; medians without over with x0.999 (0.924-1.114), where two
-    # runs with it read x0.995 (0.760-1.160). A round's first sample reads a little slower
-    # without (90th percentile over its round's median: 1.143, against 1.086), which the
-    # median of 20-40 samples does not see. (The README's second VM, 2026-12-06.)
-    warmup_time = 0
+    # asv's own warm-up (0.1 s of samples before each round's first) is kept, though every
+    # sample warms up in the engine too and it costs a quarter of the run: without it, on a
+    # quiet machine the medians did not move (x0.999 of those with it), but beside the
+    # self-check's bursty load 512x512 and up read 1.13-1.40x slower, every sample of the
+    # round, in both runs without it, while the two runs with it agreed (x0.995;
+    # scripts/asv_warm_up_cost.py, the README's second VM, 2026-12-06).
 
     def setup(self, device, size, dtype, mode):
         # Skipped with the reason (NotImplementedError) where a check rules the case out.

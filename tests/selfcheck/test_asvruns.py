@@ -59,6 +59,8 @@ def test_one_round_adds_its_samples_and_page_faults_to_the_commits_earlier_ones(
     assert args[args.index("--attribute") + 1] == "rounds=1" and "--append-samples" in args
     Scratch.run(scratch, "abc")
     assert "--attribute" not in seen["args"] and "--append-samples" not in seen["args"]
+    Scratch.run(scratch, "ghi", bench="^x", asv_args=["--attribute", "warmup_time=0"])
+    assert seen["args"][-2:] == ["--attribute", "warmup_time=0"] and "-b" in seen["args"]
     Scratch.run(scratch, "def")
     assert scratch.page_faults("abc") == {("m:f", 1): [3.0, 3.0]}
     assert scratch.page_faults("def") == {("m:f", 1): [3.0]} and scratch.page_faults("x") == {}

@@ -106,11 +106,13 @@ class Scratch:
             )
         return output
 
-    def run(self, commit, bench=None, extra_env=None, progress=None, one_round=False):
+    def run(self, commit, bench=None, extra_env=None, progress=None, one_round=False,
+            asv_args=()):
         """One `asv run` recorded under `commit`; returns its wall time and output.
 
         one_round: run one round of each case and add its samples to those `commit`
         already has (`--attribute rounds=1 --append-samples`): one step of run_interleaved.
+        asv_args: more arguments for asv run (`--attribute warmup_time=0`).
         """
         args = [
             "run",
@@ -128,6 +130,7 @@ class Scratch:
             args += ["-b", bench]
         if one_round:
             args += ["--attribute", "rounds=1", "--append-samples"]
+        args += list(asv_args)
         start = time.perf_counter()
         # A failing benchmark makes asv exit non-zero; the run still counts, and the
         # failure shows in compare as a missing value, so don't stop the self-check.
