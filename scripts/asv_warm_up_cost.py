@@ -14,9 +14,12 @@ alternated A B B A (`--pairs` times), and prints:
   - an A/A per way: `asv compare --factor 1.1` between its first two runs, the cases
     asv flags (none is a real change: both ran the same code).
 
-`--load` runs them all beside the self-check's bursty load (one core busy 3 s in 6).
+`--without-first` runs B A A B instead. `--load` runs them all beside the self-check's
+bursty load (one core busy 3 s in 6).
 
-    python scripts/asv_warm_up_cost.py [--pairs 1] [--load] [--keep DIR]  # ~2 min a run
+    python scripts/asv_warm_up_cost.py [--pairs 1] [--without-first] [--load] [--keep DIR]
+
+A run takes ~2 min on a quiet 2-core VM, ~3.5 min beside the load.
 """
 
 import argparse
@@ -38,9 +41,11 @@ WITH, WITHOUT = "with asv's warm-up", "without"
 ATTRIBUTES = {WITH: ["--attribute", "warmup_time=-1"], WITHOUT: ["--attribute", "warmup_time=0"]}
 
 
-def order(pairs):
-    """The ways of `pairs` blocks of four runs, A B B A: a drift falls on both alike."""
-    return [WITH, WITHOUT, WITHOUT, WITH] * pairs
+def order(pairs, without_first=False):
+    """The ways of `pairs` blocks of four runs, A B B A: a drift falls on both alike.
+    without_first: B A A B, for a drift curved the other way."""
+    first, second = (WITHOUT, WITH) if without_first else (WITH, WITHOUT)
+    return [first, second, second, first] * pairs
 
 
 def pooled_medians(runs):
@@ -132,6 +137,8 @@ def main(argv=None):
     parser.add_argument("--pairs", type=int, default=1, help="A B B A blocks of four runs")
     parser.add_argument("--load", action="store_true",
                         help="run beside the self-check's bursty load on one core")
+    parser.add_argument("--without-first", action="store_true",
+                        help="B A A B: the runs without asv's warm-up first and last")
     parser.add_argument("--keep", type=Path, help="keep the scratch setup here")
     args = parser.parse_args(argv)
     if args.pairs < 1:
@@ -139,7 +146,7 @@ def main(argv=None):
     root = args.keep or Path(tempfile.mkdtemp(prefix="tfgpubench-asv-warm-up-"))
     try:
         with BurstyLoad() if args.load else contextlib.nullcontext():
-            runs, flags = measure(root, order(args.pairs))
+            runs, flags = measure(root, order(args.pairs, args.without_first))
         report(runs, flags, Multiply.rounds)
     finally:
         if not args.keep:

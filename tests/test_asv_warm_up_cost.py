@@ -19,6 +19,8 @@ def test_the_ways_alternate_so_each_comes_first_and_last_alike():
     assert ways == [cost.WITH, cost.WITHOUT, cost.WITHOUT, cost.WITH] * 2
     assert ways.count(cost.WITH) == ways.count(cost.WITHOUT) == 4
     assert cost.ATTRIBUTES[cost.WITHOUT] == ["--attribute", "warmup_time=0"]
+    assert cost.order(1, without_first=True) == [cost.WITHOUT, cost.WITH, cost.WITH,
+                                                 cost.WITHOUT]
 
 
 def test_medians_pool_every_run_of_a_way_then_divide():
