@@ -42,9 +42,9 @@ class Multiply:
     # asv's own warm-up (0.1 s of samples before each round's first) is kept, though every
     # sample warms up in the engine too and it costs a quarter of the run: without it, on a
     # quiet machine the medians did not move (x0.999 of those with it), but beside the
-    # self-check's bursty load 512x512 and up read 1.13-1.40x slower, every sample of the
-    # round, in both runs without it, while the two runs with it agreed (x0.995;
-    # scripts/asv_warm_up_cost.py, the README's second VM, 2026-12-06).
+    # self-check's bursty load it is not shown safe: two A/B blocks read x1.10 and x0.91
+    # (without over with), while the machine itself moved up to 1.3x within a block
+    # (scripts/asv_warm_up_cost.py --load, the README's second VM, 2026-12-06).
 
     def setup(self, device, size, dtype, mode):
         # Skipped with the reason (NotImplementedError) where a check rules the case out.

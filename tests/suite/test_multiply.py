@@ -14,9 +14,9 @@ CASE = ("cpu", 2, "float32", "eager")
 
 
 def test_asv_runs_untimed_blocks_in_the_engine_before_a_rounds_samples(monkeypatch):
-    # Each sample warms up in the engine (engine.Work.run), yet asv's own warm-up stays:
-    # without it, beside passing load, 512x512 and up read 1.13-1.40x slower
-    # (multiply.Multiply's comment; scripts/asv_warm_up_cost.py --load).
+    # Each sample warms up in the engine (engine.Work.run), yet asv's own warm-up stays
+    # until it is shown safe beside passing load (multiply.Multiply's comment;
+    # scripts/asv_warm_up_cost.py --load): dropping it must be a measured decision.
     runs = []
     run = engine.Work.run
 
