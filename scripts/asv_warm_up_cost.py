@@ -119,9 +119,8 @@ def report(runs, flags, rounds):
     for way in (WITH, WITHOUT):
         firsts = [r for cases in by_way[way] for samples in cases.values()
                   for r in first_sample_ratios(samples, rounds)]
-        tenth = sorted(firsts)[int(0.9 * len(firsts))] if firsts else float("nan")
         print(f"{way}: a round's first sample over its round's median: {summary(firsts)}; "
-              f"90th percentile {tenth:.3f}")
+              f"90th percentile {stats.percentile(firsts, 0.9):.3f}")
     for way, (flagged, compared) in flags.items():
         print(f"{way}: A/A, its first two runs, asv compare --factor {stats.FACTOR}: "
               f"{len(flagged)} of {compared} flagged")
