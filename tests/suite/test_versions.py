@@ -3,10 +3,19 @@
 asv keeps a benchmark's history across edits only while its `version` stays
 the same, and drops results recorded under another one. So an edit that
 changes what is timed must bump it, and one that does not must not. The
-"timed code" of a benchmark class is its own source and that of every suite
-module it imports (transitively), as syntax trees: comments, docstrings and
-formatting do not count; checks.py, which only decides whether a case runs,
-does not either.
+"timed code" of a benchmark class is, as syntax trees (comments, docstrings and
+formatting do not count):
+
+- its class, the classes of its module it derives from, and the module's other
+  top-level code (helpers, constants; not other classes);
+- in every suite module that code imports, what it uses: the definitions of the
+  names it imports (a whole module where it imports the module), and within
+  each module, by name, every top-level definition those use, transitively;
+  a builder named in a string ("module:function", engine.py) counts as used.
+
+So an edit to a helper only some benchmarks call bumps only those: the histories of
+the others survive it. checks.py, which only decides whether a case runs, does not
+count.
 
 benchmark_versions.json records, per class, the version and a fingerprint of
 its timed code. After changing timed code, bump the class's `version`, then
@@ -20,6 +29,7 @@ which refuses to record a changed fingerprint under an unchanged version.
 import ast
 import hashlib
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -43,27 +53,83 @@ def _tree(module):
     return _without_docstrings(ast.parse((SUITE / f"{module}.py").read_text()))
 
 
-def _suite_imports(tree):
-    """Names of the suite's modules a module imports (`from .x import ...`,
-    `from . import x`)."""
-    names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.level == 1:
-            if node.module:
-                names.add(node.module.split(".")[0])
-            else:
-                names.update(alias.name for alias in node.names)
-    return names
+# A builder the engine imports by its name (engine.block("module:function", ...)).
+BUILDER = re.compile(r"^([a-z_][a-z0-9_]*):([a-z_][a-z0-9_]*)$")
+WHOLE = None  # every top-level definition of a module
 
 
-def timed_modules(module):
-    """The suite modules whose code a benchmark of `module` runs, itself excluded."""
-    seen, todo = set(), [module]
+def _defined(node):
+    """Names a top-level statement defines; None for one that is always kept (imports,
+    statements that define nothing by name)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {node.name}
+    targets = (node.targets if isinstance(node, ast.Assign) else
+               [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else None)
+    if targets is None:
+        return None
+    names = {n.id for target in targets for n in ast.walk(target) if isinstance(n, ast.Name)}
+    return names or None
+
+
+def _uses(nodes):
+    """(names read, {suite module: names imported from it, or WHOLE}) of `nodes`."""
+    names, imports = set(), {}
+
+    def need(module, wanted):
+        if module in NOT_TIMED:
+            return
+        if wanted is WHOLE or imports.get(module, set()) is WHOLE:
+            imports[module] = WHOLE
+        else:
+            imports.setdefault(module, set()).update(wanted)
+
+    for node in nodes:
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Name):
+                names.add(sub.id)
+            elif isinstance(sub, ast.ImportFrom) and sub.level == 1:
+                if sub.module:
+                    need(sub.module.split(".")[0], {alias.name for alias in sub.names})
+                else:
+                    for alias in sub.names:
+                        need(alias.name, WHOLE)
+            elif isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+                found = BUILDER.match(sub.value)
+                if found and (SUITE / f"{found.group(1)}.py").exists():
+                    need(found.group(1), {found.group(2)})
+    return names, imports
+
+
+def _closure(tree, wanted):
+    """The top-level statements of `tree` that define `wanted` (WHOLE: all), those that
+    define no name, and, transitively, those defining a name any of them reads."""
+    body = tree.body
+    if wanted is WHOLE:
+        return list(body)
+    kept = {i for i, node in enumerate(body) if _defined(node) is None}
+    wanted = set(wanted)
+    while True:
+        more = {i for i, node in enumerate(body)
+                if i not in kept and (_defined(node) or set()) & wanted}
+        if not more:
+            return [node for i, node in enumerate(body) if i in kept]
+        kept |= more
+        wanted |= _uses([body[i] for i in more])[0]
+
+
+def timed_parts(own_nodes):
+    """{suite module: its statements the code `own_nodes` uses, transitively}."""
+    parts, needed, todo = {}, {}, [_uses(own_nodes)[1]]
     while todo:
-        for name in _suite_imports(_tree(todo.pop())) - NOT_TIMED - seen - {module}:
-            seen.add(name)
-            todo.append(name)
-    return sorted(seen)
+        for module, wanted in todo.pop().items():
+            before = needed.get(module, set())
+            if before is WHOLE or (wanted is not WHOLE and wanted <= before):
+                continue
+            needed[module] = WHOLE if wanted is WHOLE else before | wanted
+            nodes = _closure(_tree(module), needed[module])
+            parts[module] = nodes
+            todo.append(_uses(nodes)[1])
+    return parts
 
 
 def _lineage(tree, cls):
@@ -81,13 +147,15 @@ def _lineage(tree, cls):
 def fingerprint(module, cls):
     """sha256 of the class's syntax tree and those of the classes of its module it derives
     from, its module's other top-level code (helpers, constants, not other classes), and
-    every timed module it imports."""
+    what of the suite's other modules that code uses (timed_parts)."""
     tree = _tree(module)
     lineage = _lineage(tree, cls)
     own = [node for node in tree.body
            if not isinstance(node, ast.ClassDef) or node.name in lineage]
     parts = [ast.dump(node) for node in own]
-    parts += [ast.dump(_tree(name)) for name in timed_modules(module)]
+    used = timed_parts(own)
+    for name in sorted(set(used) - {module}):
+        parts += [f"# {name}"] + [ast.dump(node) for node in used[name]]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
@@ -159,6 +227,43 @@ def test_a_subclass_changes_with_the_class_it_derives_from(tmp_path, monkeypatch
     after = {name: fingerprint("bench", name) for name in "ABC"}
     assert after["A"] != before["A"] and after["B"] != before["B"]
     assert after["C"] == before["C"]
+
+
+def test_a_helper_change_bumps_only_the_benchmarks_whose_code_uses_it(tmp_path, monkeypatch):
+    # A history survives an edit to code it never runs: asv drops results recorded under
+    # an old version, so a bump where nothing timed changed would lose them for nothing.
+    monkeypatch.setattr(sys.modules[__name__], "SUITE", tmp_path)
+    helper = ("import time\n\nSCALE = 2\n\n\ndef inner():\n    return SCALE\n\n\n"
+              "def f():\n    return inner()\n\n\ndef g():\n    return 3\n\n\n"
+              "def built():\n    return 4\n")
+    (tmp_path / "helper.py").write_text(helper)
+    (tmp_path / "uses_f.py").write_text(
+        "from .helper import f\n\n\nclass A:\n    def time_x(self):\n        f()\n")
+    (tmp_path / "uses_g.py").write_text(
+        "class B:\n    def time_x(self):\n        from .helper import g\n        g()\n")
+    (tmp_path / "by_name.py").write_text(
+        'class C:\n    def time_x(self):\n        run("helper:built")\n')
+    (tmp_path / "whole.py").write_text(
+        "from . import helper\n\n\nclass D:\n    def time_x(self):\n        helper.g()\n")
+    benchmarks = {"A": "uses_f", "B": "uses_g", "C": "by_name", "D": "whole"}
+
+    def prints():
+        return {cls: fingerprint(module, cls) for cls, module in benchmarks.items()}
+
+    def changed_by(old, new):
+        before = prints()
+        (tmp_path / "helper.py").write_text(helper.replace(old, new))
+        after = prints()
+        (tmp_path / "helper.py").write_text(helper)
+        return {cls for cls in benchmarks if after[cls] != before[cls]}
+
+    # A constant read by a function f calls: f's users and the whole module's.
+    assert changed_by("SCALE = 2", "SCALE = 5") == {"A", "D"}
+    assert changed_by("return 3", "return 6") == {"B", "D"}
+    # A builder the engine imports by its name, "module:function", is used code too.
+    assert changed_by("return 4", "return 7") == {"C", "D"}
+    # Imports are kept whatever uses them: the module's own, and a changed one changes all.
+    assert changed_by("import time", "import time as clock") == set(benchmarks)
 
 
 def update():
