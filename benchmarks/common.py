@@ -141,6 +141,15 @@ def first_element(tensor, op="Slice"):
     raise ValueError(f"unknown wait op {op!r}; expected one of {WAIT_OPS}")
 
 
+def executes_synchronously():
+    """Whether TensorFlow runs each eager op and tf.function call to its end before the
+    call returns (tf.config.experimental.get_synchronous_execution; True by default, and
+    on stacks too old to say, which have no asynchronous mode to turn on)."""
+    load_tensorflow()
+    ask = getattr(tf.config.experimental, "get_synchronous_execution", None)
+    return True if ask is None else bool(ask())
+
+
 def wait_for(tensor, op="Slice"):
     """Block until `tensor` is computed, on any device and TensorFlow version.
 
@@ -157,9 +166,10 @@ def wait_for(tensor, op="Slice"):
 @functools.lru_cache(maxsize=None)
 def block_runner(device, size, dtype, mode, wait_op="Slice"):
     """The case's timing.InTurn: one block per copy of the input (grid.input_copies),
-    each a zero-argument callable running the ops and the wait, traced, warmed up and
-    calibrated to last at least grid.MIN_BLOCK_SECONDS. Its `ops` attribute is the
-    blocks' length, `functions` the tf.functions they call."""
+    each a zero-argument callable running the ops and the wait (`wait_op`; none where it
+    is None: checks.block_wait_op), traced, warmed up and calibrated to last at least
+    grid.MIN_BLOCK_SECONDS. Its `ops` attribute is the blocks' length, `functions` the
+    tf.functions they call."""
     # Copy 0 is asked for as every other caller asks for the input (the cache keys on
     # the arguments as written), so it is the same tensor, not one more.
     inputs = [input_tensor(device, size, dtype)] + [
@@ -170,11 +180,16 @@ def block_runner(device, size, dtype, mode, wait_op="Slice"):
     def make_block(ops, copy):
         run = make_run(inputs[copy], ops)
 
-        def timed_block():
-            # The wait's ops go on the same device: outside the scope TensorFlow
-            # would place them on a GPU and copy a CPU result there first.
-            with tf.device(scope):
-                wait_for(run(), wait_op)
+        if wait_op is None:
+            def timed_block():
+                with tf.device(scope):
+                    run()
+        else:
+            def timed_block():
+                # The wait's ops go on the same device: outside the scope TensorFlow
+                # would place them on a GPU and copy a CPU result there first.
+                with tf.device(scope):
+                    wait_for(run(), wait_op)
 
         timed_block.ops = ops
         timed_block.functions = functions

@@ -11,13 +11,13 @@ def multiply_block(device, size, dtype, mode):
     """Run in the TensorFlow engine (engine.py): the case's calibrated blocks of multiplies
     ending with the wait, one per copy of the input, taken in turn (timing.InTurn), or
     NotImplementedError with the reason it cannot run here."""
-    from .checks import skip_reason, wait_op
+    from .checks import block_wait_op, skip_reason
     from .common import block_runner
 
     reason = skip_reason(device, size, dtype, mode)
     if reason:
         raise NotImplementedError(reason)
-    return block_runner(device, size, dtype, mode, wait_op(device))
+    return block_runner(device, size, dtype, mode, block_wait_op(device))
 
 
 # The classes below hold no TensorFlow and import none: each case's block is built, kept
@@ -26,12 +26,13 @@ def multiply_block(device, size, dtype, mode):
 
 
 class Multiply:
-    """Seconds per `tf.multiply(x, 2)`, the op finished (waited for) on its device."""
+    """Seconds per `tf.multiply(x, 2)`, the op finished on its device (waited for where it
+    runs asynchronously: a GPU)."""
 
     params = [DEVICES, SIZES, DTYPES, MODES]
     param_names = ["device", "size", "dtype", "mode"]
     # Bumped whenever the timed code changes (tests/suite/test_versions.py checks it).
-    version = "13"
+    version = "14"
     # asv runs round k of every case before round k+1, so 4 rounds sample each case at
     # 4 moments of the run: load that comes and goes on a shared machine hits every case
     # alike instead of deciding a verdict (selfcheck: noise). A round costs a fork
@@ -55,7 +56,8 @@ class Multiply:
         self.block.before_sample()
 
     def time_multiply(self, device, size, dtype, mode):
-        """Seconds per multiply: a block of ops, then one wait for the last, per sample."""
+        """Seconds per multiply: a block of ops, then one wait for the last where the device
+        runs them asynchronously, per sample."""
         self.block()
 
 
@@ -65,7 +67,7 @@ class Speedup:
     params = [SIZES, DTYPES, MODES]
     param_names = ["size", "dtype", "mode"]
     unit = "x"
-    version = "13"
+    version = "14"
 
     def setup(self, size, dtype, mode):
         self.blocks = {d: engine.block("multiply:multiply_block", d, size, dtype, mode)
@@ -82,7 +84,7 @@ class Bandwidth:
     params = [DEVICES, LARGE_SIZES, MODES]
     param_names = ["device", "size", "mode"]
     unit = "GB/s"
-    version = "13"
+    version = "14"
 
     def setup(self, device, size, mode):
         self.block = engine.block("multiply:multiply_block", device, size, "float32", mode)
