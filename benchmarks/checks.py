@@ -502,22 +502,6 @@ def wait_op(device):
     return record_here()["wait_op"] or common.WAIT_OPS[0]
 
 
-def block_wait_op(device):
-    """The read-back op that ends each of `device`'s timed blocks, or None where nothing is
-    left to wait for when the ops return: the CPU, while TensorFlow executes eagerly in
-    synchronous mode (its default; a program may turn it off, and then CPU ops queue too).
-
-    Not waiting on the CPU is what a bare loop of the op does, and the read is not free
-    there: right after a 10 ms block of 2x2 multiplies it took 40-110 us, not the 12 us
-    of back-to-back reads, and made the block read 1.0-1.5 % slower (paired, 240 blocks
-    per case, 2x2 to 256x256 eager, in the engine, the README's second VM, 2026-12-07).
-    Wait.time_wait still measures the read on the CPU.
-    """
-    if device == "cpu" and common.executes_synchronously():
-        return None
-    return wait_op(device)
-
-
 @functools.lru_cache(maxsize=None)
 def skip_reason(device, size, dtype, mode):
     """Why this case is not measured here, or None. Decided before anything is

@@ -150,6 +150,28 @@ def executes_synchronously():
     return True if ask is None else bool(ask())
 
 
+def block_wait_op(device):
+    """The read-back op that ends each of `device`'s timed blocks (the one the checks
+    chose: checks.wait_op), or None where nothing is left to wait for when the ops
+    return: the CPU, while TensorFlow executes synchronously (its default; a program may
+    turn it off, and then CPU ops queue too).
+
+    Not reading back on the CPU is what a bare loop of the op does, and the read is not
+    free there: right after a 10 ms block of 2x2 multiplies it took 40-111 us, against
+    12 us for reads back to back, and blocks with it read 0.7-1.5 % slower than without
+    (paired, 240 blocks per case, 2x2 to 256x256 eager, in the engine, the README's
+    second VM, 2026-12-07). Wait.time_wait still times the read on the CPU.
+
+    Here, not in checks.py, because it decides what a block times (tests/suite/
+    test_versions.py follows it into every benchmark that runs a multiply block).
+    """
+    if device == "cpu" and executes_synchronously():
+        return None
+    from .checks import wait_op
+
+    return wait_op(device)
+
+
 def wait_for(tensor, op="Slice"):
     """Block until `tensor` is computed, on any device and TensorFlow version.
 
@@ -167,7 +189,7 @@ def wait_for(tensor, op="Slice"):
 def block_runner(device, size, dtype, mode, wait_op="Slice"):
     """The case's timing.InTurn: one block per copy of the input (grid.input_copies),
     each a zero-argument callable running the ops and the wait (`wait_op`; none where it
-    is None: checks.block_wait_op), traced, warmed up and calibrated to last at least
+    is None: block_wait_op), traced, warmed up and calibrated to last at least
     grid.MIN_BLOCK_SECONDS. Its `ops` attribute is the blocks' length, `functions` the
     tf.functions they call."""
     # Copy 0 is asked for as every other caller asks for the input (the cache keys on

@@ -10,12 +10,13 @@ spawned or forked, find it by its socket. It ends after IDLE_SECONDS without a r
 when `tfgpubench run` has measured the stack (`stop_engines`), or, idle, once its socket's
 file is removed.
 
-How a sample is timed. The engine times each block, its ops and the wait, with
-perf_counter around the call, on a Python stack a few frames deep: TensorFlow records up
-to 30 calling Python frames with every eager op (pywrap_tfe_src.cc: SetStackTrace(
-GetStackTrace(kStackTraceInitialSize))), and at asv's ~20 frames a 2x2 multiply took
-11-13% longer than at a script's top level on this suite's 2-core VM (paired, 30 of each,
-2026-12-01). The benchmark hands asv a clock that advances by exactly the engine's times
+How a sample is timed. The engine times each block, its ops and the wait where there is
+one (common.block_wait_op), with perf_counter around the call, on a Python stack a few
+frames deep: TensorFlow records up to 30 calling Python frames with every eager op
+(pywrap_tfe_src.cc: SetStackTrace(GetStackTrace(kStackTraceInitialSize))), and at asv's
+~20 frames a 2x2 multiply took 11-13% longer than at a script's top level on this suite's
+2-core VM (paired, 30 of each, 2026-12-01). The benchmark hands asv a clock that advances
+by exactly the engine's times
 (`EngineBlock.clock`): the socket's round trip, like asv's own bookkeeping, is not in a
 sample. Under asv's forkserver, the server that forked the benchmark process, which polls
 for its end every millisecond, is held still (SIGSTOP) while a block runs: launcher.py.

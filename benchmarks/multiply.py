@@ -9,10 +9,10 @@ LARGE_SIZES = [1000, 2048, 4096]
 
 def multiply_block(device, size, dtype, mode):
     """Run in the TensorFlow engine (engine.py): the case's calibrated blocks of multiplies
-    ending with the wait, one per copy of the input, taken in turn (timing.InTurn), or
-    NotImplementedError with the reason it cannot run here."""
-    from .checks import block_wait_op, skip_reason
-    from .common import block_runner
+    (ending with the wait where the device queues them), one per copy of the input, taken
+    in turn (timing.InTurn), or NotImplementedError with the reason it cannot run here."""
+    from .checks import skip_reason
+    from .common import block_runner, block_wait_op
 
     reason = skip_reason(device, size, dtype, mode)
     if reason:

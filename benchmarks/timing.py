@@ -1,7 +1,7 @@
 """How the suite times a block of ops, whatever the framework: standard library only.
 
-A timed call is a block of ops followed by one wait; asv is handed a clock
-that divides by the block's length, so it records seconds per op.
+A timed call is a block of ops followed by one wait where the device queues them; asv is
+handed a clock that divides by the block's length, so it records seconds per op.
 """
 
 import glob

@@ -90,7 +90,8 @@ def wait_for(tensor):
     computes the tensor (all of a block's ops are queued on it in order) and on MPS
     commits and waits for the command buffer; CPU ops are done when they return.
     torch.cuda.synchronize() would wait too, on CUDA only: one read serves every
-    device alike, and it is how multiply.py waits for TensorFlow.
+    device alike, and it is how multiply.py waits for TensorFlow on a GPU (on the CPU,
+    TensorFlow's blocks read nothing back: common.block_wait_op).
     """
     return tensor[0, 0].item()
 

@@ -1,4 +1,5 @@
-"""What the wait that ends every timed block costs on its own."""
+"""What the wait that ends a timed block costs on its own: every GPU block's, and a CPU
+block's where TensorFlow runs ops asynchronously (common.block_wait_op)."""
 
 from . import engine
 from .grid import DEVICES, DTYPES

@@ -13,6 +13,7 @@ scripts/warm_up_length.py's.
 """
 
 import argparse
+import contextlib
 import importlib
 import importlib.util
 import io
@@ -37,12 +38,13 @@ warm_up_length = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(warm_up_length)
 
 CHECKED_OUT = "checked out"
+REVISION_PACKAGE = "benchmarks_at_revision"
 
 
 def suite_at(revision, folder):
     """The engine module of benchmarks/ at git `revision`, copied into `folder` and
     imported as a package of its own."""
-    name = "benchmarks_at_revision"
+    name = REVISION_PACKAGE
     try:
         archive = subprocess.run(["git", "archive", "--format=tar", revision, "benchmarks"],
                                  cwd=ROOT, capture_output=True, check=True).stdout
@@ -84,9 +86,13 @@ def main(argv=None):
     parser.add_argument("--processes", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=3, help="per process")
     args = parser.parse_args(argv)
+    if args.revision in (CHECKED_OUT, warm_up_length.REFERENCE):
+        parser.error(f"revision: {args.revision!r} names a way of the comparison; "
+                     "give the commit another name (its hash)")
     cases = [(size, dtype, mode) for size in args.sizes for dtype in DTYPES for mode in MODES]
     scratch = tempfile.mkdtemp(prefix="tfgpubench-revision-")
     folder = os.path.join(scratch, "engines")
+    saved = os.environ.get(engine.ENGINE_DIR_ENV)
     os.environ[engine.ENGINE_DIR_ENV] = folder
     runs = []
     try:
@@ -100,6 +106,15 @@ def main(argv=None):
     finally:
         engine.stop_engines(folder)
         shutil.rmtree(scratch, ignore_errors=True)
+        # This process as it was: its engines' folder, and no trace of the removed copy.
+        if saved is None:
+            os.environ.pop(engine.ENGINE_DIR_ENV, None)
+        else:
+            os.environ[engine.ENGINE_DIR_ENV] = saved
+        with contextlib.suppress(ValueError):
+            sys.path.remove(scratch)
+        for name in [name for name in sys.modules if name.startswith(REVISION_PACKAGE)]:
+            del sys.modules[name]
     print("\n".join(summary(warm_up_length.ratios(warm_up_length.pooled(runs)), args.revision)))
     return 0
 

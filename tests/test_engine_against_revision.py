@@ -33,6 +33,7 @@ def test_an_unknown_revision_is_refused_with_gits_reason(tmp_path):
 def test_a_short_run_against_head_compares_both_engines_and_they_end(tmp_path, monkeypatch,
                                                                       capsys):
     pytest.importorskip("tensorflow")
+    monkeypatch.delenv(against.engine.ENGINE_DIR_ENV, raising=False)
     monkeypatch.setattr(against.tempfile, "mkdtemp", lambda prefix: str(tmp_path))
     assert against.main(["HEAD", "--sizes", "2", "--processes", "1", "--rounds", "1"]) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -40,3 +41,12 @@ def test_a_short_run_against_head_compares_both_engines_and_they_end(tmp_path, m
     assert {line.split(" / ")[0] for line in lines if " / reference" in line} == {
         "HEAD", "checked out"}
     assert not tmp_path.exists()  # the engines' folder and HEAD's copy removed
+    # and the process is as it was: the next run imports its revision afresh
+    assert against.engine.ENGINE_DIR_ENV not in against.os.environ
+    assert not [name for name in sys.modules if name.startswith(against.REVISION_PACKAGE)]
+
+
+def test_a_revision_named_like_a_way_of_the_comparison_is_refused(capsys):
+    with pytest.raises(SystemExit):
+        against.main(["reference"])
+    assert "names a way of the comparison" in capsys.readouterr().err

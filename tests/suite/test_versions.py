@@ -15,7 +15,8 @@ formatting do not count):
 
 So an edit to a helper only some benchmarks call bumps only those: the histories of
 the others survive it. checks.py, which only decides whether a case runs, does not
-count.
+count: what decides how a block is timed lives in the timed modules
+(common.block_wait_op).
 
 benchmark_versions.json records, per class, the version and a fingerprint of
 its timed code. After changing timed code, bump the class's `version`, then
@@ -30,6 +31,7 @@ import ast
 import hashlib
 import json
 import re
+import shutil
 import sys
 from pathlib import Path
 
@@ -58,17 +60,30 @@ BUILDER = re.compile(r"^([a-z_][a-z0-9_]*):([a-z_][a-z0-9_]*)$")
 WHOLE = None  # every top-level definition of a module
 
 
+def _bound(target):
+    """The names an assignment to `target` binds, or None where it changes something else
+    (an attribute, an item: os.environ["X"] = ...)."""
+    if isinstance(target, ast.Name):
+        return {target.id}
+    if isinstance(target, ast.Starred):
+        return _bound(target.value)
+    if isinstance(target, (ast.Tuple, ast.List)):
+        names = [_bound(element) for element in target.elts]
+        return None if None in names else set().union(*names)
+    return None
+
+
 def _defined(node):
     """Names a top-level statement defines; None for one that is always kept (imports,
-    statements that define nothing by name)."""
+    statements that define nothing by name or change something other than a name)."""
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return {node.name}
     targets = (node.targets if isinstance(node, ast.Assign) else
                [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else None)
     if targets is None:
         return None
-    names = {n.id for target in targets for n in ast.walk(target) if isinstance(n, ast.Name)}
-    return names or None
+    names = [_bound(target) for target in targets]
+    return None if None in names else set().union(*names) or None
 
 
 def _uses(nodes):
@@ -88,8 +103,10 @@ def _uses(nodes):
             if isinstance(sub, ast.Name):
                 names.add(sub.id)
             elif isinstance(sub, ast.ImportFrom) and sub.level == 1:
+                star = any(alias.name == "*" for alias in sub.names)
                 if sub.module:
-                    need(sub.module.split(".")[0], {alias.name for alias in sub.names})
+                    need(sub.module.split(".")[0],
+                         WHOLE if star else {alias.name for alias in sub.names})
                 else:
                     for alias in sub.names:
                         need(alias.name, WHOLE)
@@ -102,12 +119,13 @@ def _uses(nodes):
 
 def _closure(tree, wanted):
     """The top-level statements of `tree` that define `wanted` (WHOLE: all), those that
-    define no name, and, transitively, those defining a name any of them reads."""
+    define no name (they run on import: os.environ[...] = ..., a call), and, transitively,
+    those defining a name any of them reads."""
     body = tree.body
     if wanted is WHOLE:
         return list(body)
     kept = {i for i, node in enumerate(body) if _defined(node) is None}
-    wanted = set(wanted)
+    wanted = set(wanted) | _uses([body[i] for i in kept])[0]
     while True:
         more = {i for i, node in enumerate(body)
                 if i not in kept and (_defined(node) or set()) & wanted}
@@ -152,6 +170,13 @@ def fingerprint(module, cls):
     lineage = _lineage(tree, cls)
     own = [node for node in tree.body
            if not isinstance(node, ast.ClassDef) or node.name in lineage]
+    while True:  # and the module's other classes that code uses by name, transitively
+        read = _uses(own)[0]
+        more = [node for node in tree.body if isinstance(node, ast.ClassDef)
+                and node.name in read and node not in own]
+        if not more:
+            break
+        own = [node for node in tree.body if node in own or node in more]
     parts = [ast.dump(node) for node in own]
     used = timed_parts(own)
     for name in sorted(set(used) - {module}):
@@ -264,6 +289,50 @@ def test_a_helper_change_bumps_only_the_benchmarks_whose_code_uses_it(tmp_path, 
     assert changed_by("return 4", "return 7") == {"C", "D"}
     # Imports are kept whatever uses them: the module's own, and a changed one changes all.
     assert changed_by("import time", "import time as clock") == set(benchmarks)
+
+
+def test_statements_run_on_import_are_kept_with_what_they_read(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys.modules[__name__], "SUITE", tmp_path)
+    helper = ("import os\n\nTHREADS = 1\nos.environ['OMP_NUM_THREADS'] = str(THREADS)\n"
+              "LIMITS = {}\nLIMITS['x'] = 2\n\n\ndef f():\n    return 0\n")
+    (tmp_path / "helper.py").write_text(helper)
+    (tmp_path / "bench.py").write_text(
+        "from .helper import f\n\n\nclass A:\n    def time_x(self):\n        f()\n")
+    before = fingerprint("bench", "A")
+    for old, new in [("THREADS = 1", "THREADS = 2"), ("LIMITS['x'] = 2", "LIMITS['x'] = 3")]:
+        (tmp_path / "helper.py").write_text(helper.replace(old, new))
+        assert fingerprint("bench", "A") != before, new
+
+
+def test_a_star_import_and_a_class_of_its_own_module_it_uses_count(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys.modules[__name__], "SUITE", tmp_path)
+    (tmp_path / "helper.py").write_text("def g():\n    return 1\n")
+    source = ("from .helper import *\n\n\nclass Size:\n    n = 4\n\n\n"
+              "class A:\n    def time_x(self):\n        g(Size.n)\n")
+    (tmp_path / "bench.py").write_text(source)
+    before = fingerprint("bench", "A")
+    (tmp_path / "helper.py").write_text("def g():\n    return 2\n")
+    assert fingerprint("bench", "A") != before
+    (tmp_path / "helper.py").write_text("def g():\n    return 1\n")
+    (tmp_path / "bench.py").write_text(source.replace("n = 4", "n = 5"))
+    assert fingerprint("bench", "A") != before
+
+
+def test_whether_a_block_reads_back_is_timed_code_of_every_multiply_benchmark(
+        tmp_path, monkeypatch):
+    # The read that may end a block is decided in common.py (block_wait_op), not in
+    # checks.py, which the fingerprint leaves out: putting it back must need a bump.
+    copy = tmp_path / "benchmarks"
+    shutil.copytree(SUITE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    before = {name: fingerprint(*name.split(".")) for name in benchmark_classes()}
+    monkeypatch.setattr(sys.modules[__name__], "SUITE", copy)
+    common = (copy / "common.py").read_text()
+    for old, new in [('if device == "cpu" and executes_synchronously():', "if False:"),
+                     ("return True if ask is None else bool(ask())", "return False")]:
+        assert common.count(old) == 1, old
+        (copy / "common.py").write_text(common.replace(old, new))
+        changed = {name for name in before if fingerprint(*name.split(".")) != before[name]}
+        assert changed == {"multiply.Multiply", "multiply.Speedup", "multiply.Bandwidth"}, new
 
 
 def update():

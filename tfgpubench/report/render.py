@@ -104,7 +104,7 @@ def stack_tables(report):
     ))
     if report.waits:
         tables.append(Table(
-            "The wait that ends every timed block (read one element back)",
+            "The wait that ends a timed block on a device that queues ops (read one element back)",
             ["device", "dtype", "seconds"],
             [[r["device"], r["dtype"], fmt.seconds(r["seconds"])] for r in report.waits],
         ))
