@@ -26,8 +26,10 @@ def multiply_block(device, size, dtype, mode):
 
 
 class Multiply:
-    """Seconds per `tf.multiply(x, 2)`, the op finished on its device (waited for where it
-    runs asynchronously: a GPU)."""
+    """Seconds per `tf.multiply(x, 2)`, the op finished on its device.
+
+    Waited for where the device queues ops (a GPU); on the CPU it has finished when it
+    returns."""
 
     params = [DEVICES, SIZES, DTYPES, MODES]
     param_names = ["device", "size", "dtype", "mode"]
@@ -56,8 +58,10 @@ class Multiply:
         self.block.before_sample()
 
     def time_multiply(self, device, size, dtype, mode):
-        """Seconds per multiply: a block of ops, then one wait for the last where the device
-        runs them asynchronously, per sample."""
+        """Seconds per multiply: a block of ops, then one wait for the last, per sample.
+
+        On a GPU the wait reads one element back; on the CPU the last op's own call is the
+        wait, as TensorFlow runs it to its end before returning (common.block_wait_op)."""
         self.block()
 
 
