@@ -34,7 +34,7 @@ class Multiply:
     params = [DEVICES, SIZES, DTYPES, MODES]
     param_names = ["device", "size", "dtype", "mode"]
     # Bumped whenever the timed code changes (tests/suite/test_versions.py checks it).
-    version = "14"
+    version = "15"
     # asv runs round k of every case before round k+1, so 4 rounds sample each case at
     # 4 moments of the run: load that comes and goes on a shared machine hits every case
     # alike instead of deciding a verdict (selfcheck: noise). A round costs a fork
@@ -42,12 +42,14 @@ class Multiply:
     rounds = 4
     # setup makes asv time one block (>= 10 ms) per sample; 5-10 per round, 20-40 per case.
     repeat = (5, 10, 5.0)
-    # asv's own warm-up (0.1 s of samples before each round's first) is kept, though every
-    # sample warms up in the engine too and it costs a quarter of the run: without it, on a
-    # quiet machine the medians did not move (x0.999 of those with it), but beside the
-    # self-check's bursty load it is not shown safe: two A/B blocks read x1.10 and x0.91
-    # (without over with), while the machine itself moved up to 1.3x within a block
-    # (scripts/asv_warm_up_cost.py --load, the README's second VM, 2026-12-06).
+    # No asv warm-up (its default is 0.1 s of calls before each round's first sample):
+    # every sample warms up in the engine (grid.warm_up_parts) and waits for a quiet
+    # moment in setup. Dropping it saves a quarter of the run (109.5 s -> 78.9 s, 2026-12-06)
+    # and moved a case's round median by x1.006 quiet (99 % interval
+    # 0.997-1.015) and x1.005 beside the self-check's bursty load (0.999-1.011): each
+    # case run both ways a second apart, every round, in one asv run (512 pairs each;
+    # scripts/asv_warm_up_cost.py, the README's second VM, 2026-12-07).
+    warmup_time = 0
 
     def setup(self, device, size, dtype, mode):
         # Skipped with the reason (NotImplementedError) where a check rules the case out.
