@@ -16,10 +16,10 @@ frames deep: TensorFlow records up to 30 calling Python frames with every eager 
 (pywrap_tfe_src.cc: SetStackTrace(GetStackTrace(kStackTraceInitialSize))), and at asv's
 ~20 frames a 2x2 multiply took 11-13% longer than at a script's top level on this suite's
 2-core VM (paired, 30 of each, 2026-12-01). The benchmark hands asv a clock that advances
-by exactly the engine's times
-(`EngineBlock.clock`): the socket's round trip, like asv's own bookkeeping, is not in a
-sample. Under asv's forkserver, the server that forked the benchmark process, which polls
-for its end every millisecond, is held still (SIGSTOP) while a block runs: launcher.py.
+by exactly the engine's times (`EngineBlock.clock`): the socket's round trip, like asv's
+own bookkeeping, is not in a sample. Under asv's forkserver, the server that forked the
+benchmark process, which polls for its end every millisecond, is held still (SIGSTOP)
+while a block runs: launcher.py.
 
 The engine serves one benchmark process at a time, in the order they connect; a request
 that fails comes back as the exception it raised (NotImplementedError stays a skip). A
