@@ -16,7 +16,8 @@ edge: which result files asv judged, reading them, writing the summary.
 import json
 import math
 import os
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from asv import _stats as asv_stats  # asv's own test, to name which one decided
@@ -142,6 +143,9 @@ class Alert:
     source: str = ""  # what measured it: "asv continuous", "run"
     env: str = ""  # asv's environment name
     asv_exit: int = None  # asv continuous's exit status, where it was the judge
+    # The gate's first pass, where the cases it flagged were measured again: its Verdicts
+    # on them (those the second pass did not flag again the same way: `not_confirmed`).
+    first_pass: list = None
 
     @property
     def regressions(self):
@@ -151,13 +155,24 @@ class Alert:
     def improvements(self):
         return [v for v in self.verdicts if not v.regressed]
 
+    @property
+    def not_confirmed(self):
+        """The first pass's verdicts that the second, measuring those cases again, did
+        not repeat (same case, same kind)."""
+        repeated = {(v.case, v.kind) for v in self.verdicts}
+        return [v for v in self.first_pass or () if (v.case, v.kind) not in repeated]
+
     def as_data(self):
-        return {"machine": self.machine, "previous": self.previous, "new": self.new,
+        data = {"machine": self.machine, "previous": self.previous, "new": self.new,
                 "env": self.env, "source": self.source, "asv_exit": self.asv_exit,
                 "factor": self.factor, "compared": self.compared,
                 "regressed": bool(self.regressions),
                 "regressions": [v.as_data() for v in self.regressions],
                 "improvements": [v.as_data() for v in self.improvements]}
+        if self.first_pass is not None:
+            data["first_pass"] = [v.as_data() for v in self.first_pass]
+            data["not_confirmed"] = [v.as_data() for v in self.not_confirmed]
+        return data
 
 
 def make_alert(machine, before, after, previous, new, benchmarks=None, factor=FACTOR,
@@ -168,17 +183,46 @@ def make_alert(machine, before, after, previous, new, benchmarks=None, factor=FA
                  **details)
 
 
+def case_patterns(cases):
+    """asv -b patterns that select exactly these cases (ids, as asv names them): asv
+    matches each pattern against `name(param, ...)` of every combination."""
+    return ["^" + re.escape(case) + "$" for case in cases]
+
+
+def to_measure_again(verdicts):
+    """asv -b patterns of the cases of `verdicts` that asv's test found faster or slower:
+    what the gate measures again (a failure, or a fix, is no draw of the machine)."""
+    return case_patterns(v.case for v in verdicts if v.kind in (SLOWER, FASTER))
+
+
+def confirmed(first_pass, second):
+    """The Alert `second` (a second pass over the cases of `first_pass`, the first pass's
+    Verdicts on them) keeping only what both passes flagged the same way, and failures;
+    it records the first pass (Alert.first_pass, and the verdicts not repeated)."""
+    first = {(v.case, v.kind) for v in first_pass}
+    kept = [v for v in second.verdicts
+            if v.kind not in (SLOWER, FASTER) or (v.case, v.kind) in first]
+    return replace(second, verdicts=kept, first_pass=list(first_pass))
+
+
 def summary_data(alerts, notes=()):
     """The JSON document of a list of Alerts; notes: what could not be compared, and why."""
-    return {"format": FORMAT_VERSION, "rule": rule(alerts[0].factor if alerts else FACTOR),
+    return {"format": FORMAT_VERSION, "rule": _rule_of(alerts),
             "regressed": any(a.regressions for a in alerts),
             "comparisons": [a.as_data() for a in alerts], "notes": list(notes)}
 
 
-def rule(factor):
+def rule(factor, second_pass=False):
     return (f"slower by more than {factor:g}x and significant by asv's test ({MANN_WHITNEY} "
             f"p < {P_THRESHOLD} on the samples, else {CI_APART}; one sample: the factor "
-            "alone), or failed after running before")
+            "alone)" + (", in the first pass and again in a second pass of the cases the "
+                        "first flagged" if second_pass else "")
+            + ", or failed after running before")
+
+
+def _rule_of(alerts):
+    return rule(alerts[0].factor if alerts else FACTOR,
+                any(a.first_pass is not None for a in alerts))
 
 
 def _stack(stack):
@@ -199,9 +243,19 @@ def _ratio(verdict):
     return fmt.ratio(Estimate(verdict.ratio, verdict.ratio_low, verdict.ratio_high))
 
 
+def _second_pass(alert):
+    dropped = alert.not_confirmed
+    line = (f"The first pass flagged {len(alert.first_pass)} case(s); each was measured "
+            "again, and only what the second pass flagged the same way counts here.")
+    if dropped:
+        line += " Not flagged again the same way: " + ", ".join(
+            f"`{v.case}` ({v.kind}, {_ratio(v)})" for v in dropped) + "."
+    return line
+
+
 def markdown(alerts, heading="Benchmark regressions", notes=()):
     """A Markdown summary of the Alerts: one table of regressions per comparison."""
-    lines = [f"## {heading}", "", f"A regression: {rule(alerts[0].factor if alerts else FACTOR)}.",
+    lines = [f"## {heading}", "", f"A regression: {_rule_of(alerts)}.",
              ""]
     lines += [f"- {note}" for note in notes] + ([""] if notes else [])
     if not alerts:
@@ -210,6 +264,8 @@ def markdown(alerts, heading="Benchmark regressions", notes=()):
         head = (f"### {alert.machine}: {_stack(alert.previous)} -> {_stack(alert.new)}")
         source = f" by {alert.source}" if alert.source else ""
         lines += [head, ""]
+        if alert.first_pass:
+            lines += [_second_pass(alert), ""]
         if not alert.regressions:
             lines.append(f"No regressions: {alert.compared} cases compared{source}, "
                          f"{len(alert.improvements)} faster or fixed.")

@@ -1,6 +1,6 @@
-"""`python -m tfgpubench gate`: what it asks asv continuous to measure, and the inputs it
-refuses before anything runs. (The gate itself, with asv and real stacks: the fleet's
-end-to-end test, tests/test_fleet.py.)"""
+"""`python -m tfgpubench gate`: what it asks asv continuous to measure, what it measures
+again before the verdict, and the inputs it refuses before anything runs. (The gate itself,
+with asv and real stacks: the fleet's end-to-end test, tests/test_fleet.py.)"""
 
 import json
 import re
@@ -8,7 +8,8 @@ import re
 import pytest
 
 from tests.stacks.conftest import make_workspace, tfgpubench
-from tfgpubench.commands.gate import gate_asv_args
+from tfgpubench import alerts
+from tfgpubench.commands.gate import gate_asv_args, judge_twice
 from tfgpubench.names import COMPARATOR_BENCHMARKS, TIME_BENCHMARKS
 from tfgpubench.runner import split_bench_args
 from tfgpubench.stacks.table import load_table
@@ -57,3 +58,97 @@ def test_a_bad_input_is_one_line_exit_2_and_runs_nothing(tmp_path, args, message
     assert message in line and line.endswith("nothing was run")
     assert not (path / ".asv").exists() and not (path / "results").exists()
     assert not (path / "gate.json").exists()
+
+
+# --- a flagged case is measured again ----------------------------------------------------------
+
+def verdict(params, kind, ratio=None):
+    from tfgpubench.names import MULTIPLY, case_id
+
+    return alerts.Verdict(case=case_id(MULTIPLY, map(repr, params)), benchmark=MULTIPLY,
+                          params=dict(zip(("device", "size", "dtype", "mode"), params)),
+                          kind=kind, ratio=ratio)
+
+
+SLOW = verdict(("cpu", 2048, "float32", "xla"), alerts.SLOWER, 1.31)
+FAST = verdict(("cpu", 2, "int32", "eager"), alerts.FASTER, 0.84)
+FAILED = verdict(("cpu", 4096, "int32", "graph_loop"), alerts.FAILED)
+STACK_A, STACK_B = {"label": "a", "commit": "1" * 40}, {"label": "b", "commit": "2" * 40}
+
+
+class Passes:
+    """asv continuous as the gate calls it: each call's arguments, and its answers in turn."""
+
+    def __init__(self, *answers):
+        self.answers, self.calls = list(answers), []
+
+    def __call__(self, asv_args):
+        self.calls.append(asv_args)
+        code, verdicts = self.answers.pop(0)
+        return code, alerts.Alert("m", STACK_A, STACK_B, 1.1, list(verdicts), 64), None
+
+
+def test_what_the_first_pass_flags_is_measured_again_and_judged_on_the_second():
+    # The first pass flags a slowdown and a speedup; the second, measuring both again,
+    # finds the slowdown alone.
+    passes = Passes((1, [SLOW, FAST]), (1, [SLOW]))
+    code, alert, _ = judge_twice(passes, ["--quick", "-b", "time_", "--launch-method", "spawn"])
+    assert code == 1 and alert.verdicts == [SLOW]
+    first, second = passes.calls
+    assert first == ["--quick", "-b", "time_", "--launch-method", "spawn"]
+    patterns, rest = split_bench_args(second)
+    assert rest == ["--quick", "--launch-method", "spawn"]
+    # The user's selection is replaced by exactly the two cases, by asv's own matching
+    # (`name(param, ...)`).
+    names = [v.case for v in (SLOW, FAST, FAILED)] + [
+        verdict(("cpu", 2048, "float32", "xla_more"), alerts.SLOWER).case,
+        verdict(("cpu", 20, "int32", "eager"), alerts.SLOWER).case]
+    assert [n for n in names if any(re.search(p, n) for p in patterns)] == [SLOW.case, FAST.case]
+    assert alert.first_pass == [SLOW, FAST] and alert.not_confirmed == [FAST]
+    data = alert.as_data()
+    assert [v["case"] for v in data["not_confirmed"]] == [FAST.case]
+    assert len(data["first_pass"]) == 2
+    text = alerts.markdown([alert])
+    assert "The first pass flagged 2 case(s); each was measured again" in text
+    assert f"Not flagged again the same way: `{FAST.case}` (faster, " in text
+    assert "and again in a second pass of the cases the first flagged" in text
+    assert "second pass" in alerts.summary_data([alert])["rule"]
+
+
+def test_a_second_pass_that_flags_nothing_passes_the_gate():
+    passes = Passes((1, [SLOW]), (0, []))
+    code, alert, _ = judge_twice(passes, ["-b", "time_"])
+    assert code == 0 and not alert.regressions and alert.not_confirmed == [SLOW]
+    assert "No regressions" in alerts.markdown([alert])
+
+
+def test_a_case_the_two_passes_call_opposite_ways_counts_for_neither():
+    # The first pass finds the case faster, the second slower: asv continuous exits 1 on
+    # the second, but no pass agrees with the other, and nothing else changed.
+    turned = verdict(("cpu", 2, "int32", "eager"), alerts.SLOWER, 1.19)
+    passes = Passes((0, [FAST, SLOW]), (1, [turned, SLOW]))
+    code, alert, _ = judge_twice(passes, ["-b", "time_"])
+    assert code == 1 and alert.verdicts == [SLOW]
+    passes = Passes((0, [FAST]), (1, [turned]))
+    code, alert, _ = judge_twice(passes, ["-b", "time_"])
+    assert code == 0 and alert.verdicts == [] and alert.not_confirmed == [FAST]
+
+
+def test_a_failure_in_the_second_pass_is_asvs_exit_and_kept():
+    # asv exits 2 where a benchmark failed: the gate says so, with what it saved.
+    passes = Passes((1, [SLOW]), (2, [FAILED]))
+    code, alert, _ = judge_twice(passes, ["-b", "time_"])
+    assert code == 2 and alert.verdicts == [FAILED]
+
+
+@pytest.mark.parametrize("answer,confirm", [
+    ((0, []), True),  # nothing flagged: nothing to measure again
+    ((2, [SLOW]), True),  # a benchmark failed: asv compared nothing
+    ((1, [FAILED]), True),  # a failure is measured once
+    ((1, [SLOW]), False),  # --no-confirm
+])
+def test_one_pass_where_there_is_nothing_to_measure_again(answer, confirm):
+    passes = Passes(answer)
+    code, alert, _ = judge_twice(passes, ["-b", "time_"], confirm)
+    assert len(passes.calls) == 1 and code == answer[0]
+    assert alert.first_pass is None and "first_pass" not in alert.as_data()

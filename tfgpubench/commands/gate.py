@@ -7,6 +7,14 @@ is asv continuous's: 0 no regression, 1 a regression ("PERFORMANCE DECREASED"), 
 benchmark failed (asv then compares nothing). A bad input stops the gate before
 anything runs: one line, exit status 2, no summary.
 
+Every case the first pass flags, slower or faster, is measured again, both stacks, in an
+`asv continuous` of those cases alone (its results replace the first's), and stays
+flagged only where that second pass flags it the same way; the exit status is then 1
+where a slowdown stays, else 0 (asv's own on each pass is in the summary). On a shared
+machine a case's rounds can differ by more than the factor, and a round that ran slow
+flags a case as surely as a change does; two passes rarely both do, the same way (the
+README, "How good are these numbers"). --no-confirm judges the first pass alone.
+
 --json and --markdown write the regressions (machine, stacks and commits, each case,
 its ratio with the 99% CI range, and the test that decided) from the very result files
 asv continuous saved and judged, by asv's own rule (tfgpubench/alerts.py); the
@@ -48,6 +56,9 @@ def add_arguments(parser):
     parser.add_argument("--factor", type=float, default=alerts.FACTOR,
                         help="how much slower counts, with asv's significance test "
                              "(default: %(default)s)")
+    parser.add_argument("--confirm", action=argparse.BooleanOptionalAction, default=True,
+                        help="measure the cases the first pass flags again, and judge them "
+                             "on that second pass (default: on)")
     parser.add_argument("--json", metavar="FILE", help="write the regressions as JSON here")
     parser.add_argument("--markdown", metavar="FILE",
                         help="write them as Markdown here (e.g. $GITHUB_STEP_SUMMARY)")
@@ -63,6 +74,27 @@ def gate_asv_args(stack, asv_args):
         return stack_asv_args(stack, asv_args)
     patterns, rest = split_bench_args(asv_args)
     return rest + [arg for pattern in patterns or [GATED_BENCHMARKS] for arg in ("-b", pattern)]
+
+
+def judge_twice(continuous, asv_args, confirm=True):
+    """(exit status, Alert or None, note) of the gate. `continuous(asv_args)` runs asv
+    continuous and judges the files it saved. Where it flagged cases faster or slower,
+    they are measured again by a second `continuous` selecting them alone, and a case
+    stays flagged where that pass flags it the same way (alerts.confirmed); the exit
+    status is then 1 where a slowdown (or a failure) stays, else 0."""
+    code, alert, note = continuous(asv_args)
+    again = alerts.to_measure_again(alert.verdicts) if confirm and alert and code in (0, 1) else []
+    if not again:
+        return code, alert, note
+    first_pass = [v for v in alert.verdicts if v.kind in (alerts.SLOWER, alerts.FASTER)]
+    print(f"\nasv continuous flagged {len(again)} case(s); measuring them again, both stacks, "
+          "before the verdict (--no-confirm: judge the first pass alone)", flush=True)
+    rest = split_bench_args(asv_args)[1]
+    code, second, note = continuous(rest + [arg for pattern in again for arg in ("-b", pattern)])
+    if second is None or code not in (0, 1):
+        return code, second, note
+    confirmed = alerts.confirmed(first_pass, second)
+    return (1 if confirmed.regressions else 0), confirmed, note
 
 
 def run(args):
@@ -96,22 +128,26 @@ def run(args):
         return 1
     start(session)
     asv_args = gate_asv_args(new, session.asv_args)
-    code = run_asv(asv_command(
-        ["continuous", hashes[previous.label], hashes[new.label], "--machine", session.machine,
-         "--factor", str(args.factor), *launch_method_args(asv_args), *asv_args],
-        session.config_path))
-    for message in ledger.repair(session.results_dir, session.snapshot_dir):
-        print(message)
-
-    # asv continuous saved both stacks' results and judged them from those files: read
-    # the same files, for the benchmarks it selected, in the environments it used.
+    stacks_compared = ({"label": previous.label, "commit": hashes[previous.label]},
+                       {"label": new.label, "commit": hashes[new.label]})
     selected = alerts.selected_benchmarks(session.config_path, split_bench_args(asv_args)[0])
-    alert, note = alerts.compare_stacks(
-        session.results_dir, session.machine,
-        {"label": previous.label, "commit": hashes[previous.label]},
-        {"label": new.label, "commit": hashes[new.label]},
-        alerts.environment_names(session.config_path), selected, args.factor,
-        source="asv continuous", asv_exit=code)
+
+    def continuous(args_for_asv):
+        code = run_asv(asv_command(
+            ["continuous", hashes[previous.label], hashes[new.label], "--machine",
+             session.machine, "--factor", str(args.factor), *launch_method_args(args_for_asv),
+             *args_for_asv], session.config_path))
+        for message in ledger.repair(session.results_dir, session.snapshot_dir):
+            print(message)
+        # asv continuous saved both stacks' results and judged them from those files: read
+        # the same files, for the benchmarks it selected, in the environments it used.
+        alert, note = alerts.compare_stacks(
+            session.results_dir, session.machine, *stacks_compared,
+            alerts.environment_names(session.config_path), selected, args.factor,
+            source="asv continuous", asv_exit=code)
+        return code, alert, note
+
+    code, alert, note = judge_twice(continuous, asv_args, args.confirm)
     found = [alert] if alert else []
     notes = [note] if note else []
     if code == 2:
@@ -119,7 +155,8 @@ def run(args):
                      "the cases below are from the results it saved")
     alerts.write_summary(found, args.json, args.markdown, notes,
                          heading=f"Gate {previous.label} -> {new.label} on {session.machine}")
-    if alert is not None and code in (0, 1) and bool(alert.regressions) != (code == 1):
+    if (alert is not None and alert.first_pass is None and code in (0, 1)
+            and bool(alert.regressions) != (code == 1)):
         # One rule, two readers of the same files: they must agree; say so if not.
         print(f"warning: asv continuous exited {code} but the summary finds "
               f"{len(alert.regressions)} regression(s)", file=sys.stderr)
