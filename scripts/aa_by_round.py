@@ -1,4 +1,4 @@
-"""Experiment: would asv's own rule hold the A/A target if each round counted once?
+"""Experiment: which rule on asv's samples holds the A/A target, and what it still catches.
 
 asv compare (and continuous) run Mann-Whitney U on every sample of a case, as if each
 were drawn on its own. A case's samples in one round are taken within about a second,
@@ -11,12 +11,15 @@ as asv continuous does, keeps the scratch, and judges each pair by asv's rule
 
 - the first 4, 6 and all ROUNDS rounds, every sample (what asv does now);
 - the same rounds, one value per round (the round's median, or its first sample,
-  which is what `repeat = 1` would record).
+  which is what `repeat = 1` would record);
+- with 8 rounds or more, a second pass: a case counts where rounds 1-4 flag it and
+  rounds 5-8, judged on their own, flag it again the same way (what `tfgpubench gate`
+  does: it measures the cases its first pass flags again before it calls a change).
 
 Beside each, its power on this run's own noise: how many of the >= 100 us cases the
-rule flags when B's samples are multiplied by 1.15 and by 1.25 (a known slowdown).
+rule flags when B's samples are multiplied by 1.10, 1.15 and 1.25 (a known slowdown).
 
-    python scripts/aa_by_round.py DIR [--rounds 8]      # measure (50 min on a 2-core VM)
+    python scripts/aa_by_round.py DIR [--rounds 8]      # measure (25-50 min, 2-core VM)
     python scripts/aa_by_round.py DIR --judge-only      # judge what DIR holds
 
 Not part of the self-check: it takes twice the self-check's noise part, and it is a
@@ -37,7 +40,7 @@ from tfgpubench.selfcheck import stats  # noqa: E402
 
 BENCHMARK = "multiply.Multiply.time_multiply"
 FACTOR = stats.FACTOR
-SLOWDOWNS = (1.15, 1.25)
+SLOWDOWNS = (1.10, 1.15, 1.25)
 
 
 def say(message):
@@ -71,6 +74,19 @@ def flagged_ratio(first, second, factor=FACTOR):
     if is_different(first, second, stats_a, stats_b) and not 1 / factor <= ratio <= factor:
         return ratio
     return None
+
+
+def confirmed_ratio(first, again, factor=FACTOR):
+    """The first pass's ratio where asv's rule flags a case in it and again, the same
+    way, in a second pass judged on its own; else None. first, again: (A's values,
+    B's values) of each pass."""
+    ratio = flagged_ratio(*first, factor)
+    if ratio is None:
+        return None
+    repeat = flagged_ratio(*again, factor)
+    if repeat is None or (ratio > 1) != (repeat > 1):
+        return None
+    return ratio
 
 
 def samples_by_round(root, commit, rounds_run):
@@ -124,6 +140,39 @@ def judge(root):
                       + " (cases >= 100 us)")
                 for flag in flags:
                     print(f"      {flag}")
+        if most >= 8:
+            judge_confirmed(a, b)
+
+
+def judge_confirmed(a, b):
+    """Rounds 1-4 as the gate's pass, rounds 5-8 as its confirmation of what it flagged."""
+    def passes(taken, other, slowdown=1.0):
+        first = ([x for r in taken[:4] for x in r], [x * slowdown for r in other[:4] for x in r])
+        again = ([x for r in taken[4:8] for x in r],
+                 [x * slowdown for r in other[4:8] for x in r])
+        return first, again
+
+    flags, once, compared, power = [], 0, 0, {k: [0, 0] for k in SLOWDOWNS}
+    for case, taken in a.items():
+        other = b.get(case)
+        if not other or not all(taken[:8]) or not all(other[:8]):
+            continue
+        compared += 1
+        first, again = passes(taken, other)
+        once += flagged_ratio(*first) is not None
+        ratio = confirmed_ratio(first, again)
+        if ratio:
+            flags.append(f"x{ratio:.2f} {case}")
+        if statistics.median(first[0]) >= 100e-6:
+            for k, counts in power.items():
+                counts[1] += 1
+                counts[0] += bool(confirmed_ratio(*passes(taken, other, k)))
+    print(f"  4 rounds, every sample, confirmed by rounds 5-8: {len(flags)} of {compared} "
+          f"flagged ({once} by rounds 1-4 alone); B slowed "
+          + ", ".join(f"x{k}: {n} of {t} flagged" for k, (n, t) in power.items())
+          + " (cases >= 100 us)")
+    for flag in flags:
+        print(f"      {flag}")
 
 
 def main():

@@ -37,3 +37,84 @@ def test_a_lean_under_half_the_factor_gets_no_note(quiet_aa, capsys):
 def test_without_a_case_measured_in_every_round_it_says_so(quiet_aa, capsys):
     assert noise.report_drift(FixtureScratch(quiet_aa.raw, []), "A", "B", 1.1) == {}
     assert "no case was measured in every round" in capsys.readouterr().out
+
+
+# --- the gate's second pass, in the self-check ---------------------------------------------
+
+class ComparingScratch:
+    """A scratch whose `asv compare` answers are recorded outputs, and whose interleaved
+    runs are recorded, not run."""
+
+    def __init__(self, compare_outputs):
+        self.outputs, self.runs = compare_outputs, []
+
+    def compare(self, before, after, factor):
+        return self.outputs[(before, after)]
+
+    def run_interleaved(self, commits, rounds, bench=None, envs=None, progress=None):
+        self.runs.append((commits, rounds, bench, envs))
+
+
+def test_what_the_first_pass_flags_is_measured_again_under_two_more_commits():
+    import re
+
+    from tfgpubench.selfcheck import stats
+
+    from .conftest import FIXTURES
+
+    # A real comparison: the large cpu cases, default against TF_NUM_INTRAOP_THREADS=1.
+    text = (FIXTURES / "compare_intraop1_vs_default.txt").read_text()
+    scratch = ComparingScratch({("A", "B"): text})
+    cases = noise.measure_again(scratch, ("A", "B"), ("A2", "B2"), 4, 1.1,
+                                envs={"B": {"TF_NUM_INTRAOP_THREADS": "1"}})
+    flagged = noise.time_flags(stats.flagged(stats.parse_compare(text)))
+    assert cases == sorted(flagged) and len(cases) == 18
+    ((commits, rounds, patterns, envs),) = scratch.runs
+    assert commits == ["A2", "B2"] and rounds == 4
+    # Each commit of the second pass runs as its counterpart of the first did.
+    assert envs == {"A2": None, "B2": {"TF_NUM_INTRAOP_THREADS": "1"}}
+    # asv selects exactly the flagged cases (it matches -b against "name(param, ...)").
+    every_case = [r["name"] for r in stats.parse_compare(text)]
+    assert {n for n in every_case if any(re.search(p, n) for p in patterns)} == set(cases)
+
+
+def test_nothing_flagged_is_nothing_measured_again():
+    from .conftest import FIXTURES
+
+    scratch = ComparingScratch(
+        {("A", "B"): (FIXTURES / "compare_full_same_stack.txt").read_text()})
+    assert noise.measure_again(scratch, ("A", "B"), ("A2", "B2"), 4, 1.1) == []
+    assert scratch.runs == []
+
+
+def test_the_gates_verdict_is_what_both_passes_flagged_the_same_way():
+    from tfgpubench.selfcheck import stats
+
+    first = {"c1": "+", "c2": "-", "c3": "+"}
+    # c1 flagged again, c2 not, c3 again but the other way; c4 was never flagged first.
+    second = {"c1": "+", "c3": "-", "c4": "+"}
+    assert stats.second_pass_verdict(first, second) == {"c1": "+"}
+    assert noise.report_second_pass(None, {}, ("A2", "B2"), 1.1) == {}
+    # Without a second pass the first decides.
+    assert noise.report_second_pass(None, first, (), 1.1) == first
+
+
+def test_a_real_a_a_keeps_only_what_both_passes_flagged_the_same_way(capsys):
+    from .conftest import FIXTURES
+
+    # selfcheck's quiet A/A on the second VM, 2026-12-07 06:23 UTC: the first pass, then
+    # its second over the 11 time cases the first flagged.
+    scratch = ComparingScratch({
+        ("A", "B"): (FIXTURES / "compare_quiet_aa_first_pass.txt").read_text(),
+        ("A2", "B2"): (FIXTURES / "compare_quiet_aa_second_pass.txt").read_text()})
+    first = noise.time_flags(noise.flags_of(scratch, "A", "B", 1.1)[1])
+    assert len(first) == 11
+    verdict = noise.report_second_pass(scratch, first, ("A2", "B2"), 1.1)
+    # 2048x2048 int32 graph_loop read faster in the first pass and slower in the second:
+    # it counts for neither.
+    graph_loop = "multiply.Multiply.time_multiply('cpu', 2048, 'int32', 'graph_loop')"
+    assert first[graph_loop] == "-"
+    assert verdict == {"multiply.Multiply.time_multiply('cpu', 32, 'int32', 'function')": "-"}
+    out = capsys.readouterr().out
+    assert "measured again, as the gate does: 1 of 11 flagged again" in out
+    assert "x0.81  multiply.Multiply.time_multiply('cpu', 32, 'int32', 'function')" in out

@@ -10,10 +10,11 @@ fidelity     every cpu case (each size, dtype and mode) under the real `asv run`
 noise        A/A: the time benchmarks of one stack measured under two commits, one round of
              each at a time in turn, as the gate's `asv continuous` does; once quiet, once
              while another process is busy on one core for a few seconds at a time;
-             `asv compare --factor 1.1`: target, no time case flagged
+             `asv compare --factor 1.1`, and the cases it flags measured again, as the
+             gate does: target, no time case flagged by that second pass
 sensitivity  the large cpu Multiply cases, default and with TF_NUM_INTRAOP_THREADS=1, rounds
-             interleaved: every case whose bare-loop time changed by more than the factor
-             must be flagged, nothing else
+             interleaved, flagged cases measured again as the gate does: every case whose
+             bare-loop time changed by more than the factor must be flagged, nothing else
 cost         wall time of the full default run (target <= 5 min on 2 cores) and the share
              spent starting processes and importing TensorFlow
 
@@ -152,9 +153,12 @@ def _machine(figures):
 def _parts(args, root, parts, figures, save):
     progress(f"  scratch asv directory: {root}")
     launch_method = args.launch_method or launch_method_args([])[1]
-    scratch = asvruns.Scratch(root, args.config, commits=8, launch_method=launch_method)
-    (fidelity_run, quiet_a, quiet_b, loaded_a, loaded_b, cost_run, baseline,
-     slowed) = scratch.hashes
+    scratch = asvruns.Scratch(root, args.config, commits=14, launch_method=launch_method)
+    (fidelity_run, quiet_a, quiet_b, loaded_a, loaded_b, cost_run, baseline, slowed,
+     *second_passes) = scratch.hashes
+    # The gate measures again what its first pass flags (commands/gate.py): two more
+    # commits for each comparison's second pass.
+    quiet_again, loaded_again, slowed_again = zip(second_passes[::2], second_passes[1::2])
     rounds = suite_module("multiply").Multiply.rounds
     ok = True
     if "fidelity" in parts:
@@ -166,16 +170,22 @@ def _parts(args, root, parts, figures, save):
         progress(f"  quiet A/A: two commits of one stack, {rounds} interleaved rounds...")
         scratch.run_interleaved([quiet_a, quiet_b], rounds, bench=GATED_BENCHMARKS,
                                 progress=progress)
+        noise.measure_again(scratch, (quiet_a, quiet_b), quiet_again, rounds, args.factor,
+                            progress=progress)
         load = BurstyLoad()
         progress(f"  A/A again, with {load.describe()}...")
         with load:
             scratch.run_interleaved([loaded_a, loaded_b], rounds, bench=GATED_BENCHMARKS,
                                     progress=progress)
-        ok &= noise.run_part(args, scratch, {"quiet": (quiet_a, quiet_b),
-                                             "loaded": (loaded_a, loaded_b)}, figures)
+            noise.measure_again(scratch, (loaded_a, loaded_b), loaded_again, rounds,
+                                args.factor, progress=progress)
+        ok &= noise.run_part(args, scratch, {"quiet": (quiet_a, quiet_b, *quiet_again),
+                                             "loaded": (loaded_a, loaded_b, *loaded_again)},
+                             figures)
         save()
     if "sensitivity" in parts:
-        ok &= sensitivity.run_part(args, scratch, baseline, slowed, rounds, figures)
+        ok &= sensitivity.run_part(args, scratch, baseline, slowed, rounds, figures,
+                                   again=slowed_again)
         save()
     if "cost" in parts:
         progress(f"  full default run (launch method {scratch.launch_method})...")

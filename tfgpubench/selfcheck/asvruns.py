@@ -110,6 +110,7 @@ class Scratch:
             asv_args=()):
         """One `asv run` recorded under `commit`; returns its wall time and output.
 
+        bench: an asv -b pattern, or a list of them.
         one_round: run one round of each case and add its samples to those `commit`
         already has (`--attribute rounds=1 --append-samples`): one step of run_interleaved.
         asv_args: more arguments for asv run (`--attribute warmup_time=0`).
@@ -126,8 +127,8 @@ class Scratch:
             self.launch_method,
             *ASV_RUN_DEFAULTS,
         ]
-        if bench:
-            args += ["-b", bench]
+        for pattern in [bench] if isinstance(bench, str) else bench or ():
+            args += ["-b", pattern]
         if one_round:
             args += ["--attribute", "rounds=1", "--append-samples"]
         args += list(asv_args)

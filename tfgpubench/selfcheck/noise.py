@@ -5,10 +5,13 @@ as the gate's `asv continuous` measures two stacks: one round of every case for
 each commit in turn, the order reversed every round (Scratch.run_interleaved).
 The first pair on a quiet machine, the second while a second process is busy on
 one core for a few seconds at a time (load.py). `asv compare --factor F` of each
-pair: target, no time case flagged either way. Also the distribution of each
-case's spread (IQR / median).
+pair, then the gate's second pass (commands/gate.py): the time cases it flagged
+measured again under two more commits, interleaved alike, and judged on that pass
+alone. Target: no time case flagged either way by the gate's verdict. Also the
+distribution of each case's spread (IQR / median).
 """
 
+from .. import alerts
 from .. import format as fmt
 from . import stats
 from .console import section
@@ -21,16 +24,51 @@ def flags_of(scratch, before, after, factor):
     return rows, stats.flagged(rows)
 
 
+def time_flags(flags):
+    """The time cases of asv compare's flags ({case: mark}): what the gate judges."""
+    return {n: m for n, m in flags.items() if ".time_" in n}
+
+
+def measure_again(scratch, pair, again, rounds, factor, envs=None, progress=None):
+    """The gate's second pass in the scratch: the time cases asv compare flags between
+    the commits of `pair`, measured again under the two commits `again`, `rounds` rounds
+    interleaved as the first. envs: {commit of `pair`: its environment}, carried over to
+    the commit of `again` in its place. Returns the cases measured again."""
+    cases = sorted(time_flags(flags_of(scratch, *pair, factor)[1]))
+    if cases:
+        if progress:
+            progress(f"    the gate's second pass: the {len(cases)} flagged case(s) again...")
+        carried = {new: (envs or {}).get(old) for old, new in zip(pair, again)}
+        scratch.run_interleaved(list(again), rounds, bench=alerts.case_patterns(cases),
+                                envs=carried, progress=progress)
+    return cases
+
+
 def report_comparison(title, rows, flags):
-    """Print one A/A comparison; the number of time cases flagged."""
+    """Print one comparison's flagged cases; the time cases among them."""
     compared = [r for r in rows if r["ratio"] is not None]
-    timed = {n: m for n, m in flags.items() if ".time_" in n}
+    timed = time_flags(flags)
     print(f"  {title}: {len(compared)} cases compared; flagged: {len(timed)} time, "
-          f"{len(flags) - len(timed)} one-value track  target 0 time  {fmt.verdict(not timed)}")
+          f"{len(flags) - len(timed)} one-value track")
     for name, mark in sorted(flags.items()):
         row = next(r for r in rows if r["name"] == name)
         print(f"    {mark} x{row['ratio']:.2f}  {name}")
     return timed
+
+
+def report_second_pass(scratch, first, again, factor):
+    """Print the gate's verdict: each case the first pass flagged, judged on its second
+    pass (`again`: its two commits); returns {case: mark} of those flagged again."""
+    if not first or not again:  # nothing flagged; or no second pass: the first decides
+        return dict(first)
+    rows, flags = flags_of(scratch, *again, factor)
+    verdict = stats.second_pass_verdict(first, flags)
+    print(f"    measured again, as the gate does: {len(verdict)} of {len(first)} flagged "
+          "again")
+    for name, mark in sorted(verdict.items()):
+        row = next(r for r in rows if r["name"] == name)
+        print(f"    {mark} x{row['ratio']:.2f}  {name}")
+    return verdict
 
 
 def report_drift(scratch, before, after, factor):
@@ -72,19 +110,24 @@ def report_drift(scratch, before, after, factor):
 
 
 def run_part(args, scratch, runs, figures):
-    """runs: {"quiet": (A, B), "loaded": (A, C)} commits already measured. Prints the
-    comparisons; whether no time case was flagged in either."""
+    """runs: {"quiet": (A, B, A2, B2), "loaded": (A, C, A3, C3)} commits already measured:
+    each A/A pair, then the commits of its second pass (measure_again). Prints the
+    comparisons; whether the gate's verdict flagged no time case in either."""
     section(f"noise: the same stack measured again, asv compare --factor {args.factor}")
     figures["noise"] = {"load": BurstyLoad().describe()}
     ok = True
-    for name, (before, after) in runs.items():
+    for name, (before, after, *again) in runs.items():
         rows, flags = flags_of(scratch, before, after, args.factor)
         title = "quiet A/A" if name == "quiet" else f"A/A with {BurstyLoad().describe()}"
         timed = report_comparison(title, rows, flags)
+        confirmed = report_second_pass(scratch, timed, again, args.factor)
+        print(f"    the gate's verdict: {len(confirmed)} time case(s) flagged  target 0  "
+              f"{fmt.verdict(not confirmed)}")
         figures["noise"][name] = {"compared": len([r for r in rows if r["ratio"] is not None]),
-                                  "flagged": flags, "time_flagged": len(timed),
+                                  "flagged": flags, "time_flagged_first_pass": len(timed),
+                                  "flagged_again": confirmed, "time_flagged": len(confirmed),
                                   "rounds": report_drift(scratch, before, after, args.factor)}
-        ok &= not timed
+        ok &= not confirmed
     spreads = {}
     for commit in {c for pair in runs.values() for c in pair}:
         for case, value in stats.spreads(stats.unroll_results(scratch.result_file(commit))).items():

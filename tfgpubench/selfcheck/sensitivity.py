@@ -3,9 +3,11 @@
 The large cpu Multiply cases are measured twice, the second time with a slowing
 environment (by default TF_NUM_INTRAOP_THREADS=1), their rounds interleaved as
 the gate's asv continuous interleaves two stacks'; every case whose time really changed by more than
-the factor must be flagged, in the right direction, and nothing else. What
-really changed is measured outside the suite's code: the same calls in bare
-loops (reference_worker.py), in both environments.
+the factor must be flagged, in the right direction, and nothing else, by the
+gate's verdict: the cases the first pass flags are measured again, both ways, and
+judged on that second pass (noise.measure_again, commands/gate.py). What really
+changed is measured outside the suite's code: the same calls in bare loops
+(reference_worker.py), in both environments.
 """
 
 import math
@@ -15,27 +17,34 @@ from ..names import MULTIPLY, case_id
 from ..suite import grid
 from . import stats
 from .console import progress, section
+from .noise import measure_again
 from .reference import measure
 
 SLOW_ENV_DEFAULT = "TF_NUM_INTRAOP_THREADS=1"
 
 
-def run_part(args, scratch, baseline, slowed, rounds, figures):
-    """Print which real changes asv caught; whether every one was."""
+def run_part(args, scratch, baseline, slowed, rounds, figures, again=()):
+    """Print which real changes asv caught; whether every one was. again: the two commits
+    of the gate's second pass (none: the first pass decides)."""
     variable, _, value = args.slow_env.partition("=")
     section(f"sensitivity: {MULTIPLY} with {args.slow_env} vs default")
     sizes = [int(s) for s in args.sizes.split(",")]
     # asv's -b matches "name(param, ...)" too, so only these combinations start processes.
     selection = stats.case_regex(MULTIPLY, "cpu", sizes)
     progress(f"  Multiply, default and with {args.slow_env}, {rounds} interleaved rounds...")
-    scratch.run_interleaved([baseline, slowed], rounds, bench=selection,
-                            envs={slowed: {variable: value}}, progress=progress)
-    rows = [
-        r
-        for r in stats.parse_compare(scratch.compare(baseline, slowed, args.factor))
-        if r["name"].startswith(MULTIPLY + "(")
-    ]
-    flags = stats.flagged(rows)
+    envs = {slowed: {variable: value}}
+    scratch.run_interleaved([baseline, slowed], rounds, bench=selection, envs=envs,
+                            progress=progress)
+    rows, first_pass = _compared(scratch, baseline, slowed, args.factor)
+    flags = first_pass
+    if again and measure_again(scratch, (baseline, slowed), again, rounds, args.factor, envs,
+                               progress):
+        measured_again, second = _compared(scratch, *again, args.factor)
+        flags = stats.second_pass_verdict(first_pass, second)
+        # asv's ratio of each case: its second pass's where it was measured again.
+        rows = rows + [r for r in measured_again if r["ratio"] is not None]
+        print(f"  the first pass flagged {len(first_pass)}; measured again, as the gate "
+              f"does, {len(flags)} of them flagged again: the gate's verdict below")
 
     progress("  the truth: the same calls in bare loops, default and slowed, asked in turn...")
     wanted = [(size, dtype, mode) for size in sizes for dtype in grid.DTYPES
@@ -76,8 +85,16 @@ def run_part(args, scratch, baseline, slowed, rounds, figures):
     figures["sensitivity"] = {
         "env": args.slow_env,
         "truth_ratios": ratios,
+        "flagged_first_pass": first_pass,
         "flagged": flags,
         "match": match,
         "really_changed": real,
     }
     return passed and real > 0
+
+
+def _compared(scratch, before, after, factor):
+    """(rows, flags) of asv compare's Multiply rows between two commits."""
+    rows = [r for r in stats.parse_compare(scratch.compare(before, after, factor))
+            if r["name"].startswith(MULTIPLY + "(")]
+    return rows, stats.flagged(rows)

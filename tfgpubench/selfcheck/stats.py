@@ -292,6 +292,13 @@ def flagged(rows):
     return {row["name"]: row["mark"] for row in rows if row["mark"] in ("+", "-")}
 
 
+def second_pass_verdict(first, second):
+    """The gate's verdict (commands/gate.py): {case: mark} of the cases the first pass
+    flagged ({case: mark}) that the second, measuring them again, flagged the same way.
+    A case the first pass did not flag stays unflagged."""
+    return {case: mark for case, mark in second.items() if first.get(case) == mark}
+
+
 def changed(truth_ratios, factor=FACTOR):
     """Cases whose independently measured time ratio is past the factor either way."""
     return {
