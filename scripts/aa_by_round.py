@@ -132,8 +132,10 @@ def judge(root):
                     if statistics.median(first_values) >= 100e-6:
                         for k, counts in power.items():
                             counts[1] += 1
-                            counts[0] += bool(flagged_ratio(first_values,
-                                                            [x * k for x in second_values]))
+                            # Caught: flagged slower (a flag the other way is no catch).
+                            counts[0] += (flagged_ratio(first_values,
+                                                        [x * k for x in second_values])
+                                          or 0) > 1
                 print(f"  {rounds} rounds, {way}: {len(flags)} of {compared} flagged; "
                       "B slowed " + ", ".join(f"x{k}: {n} of {t} flagged"
                                               for k, (n, t) in power.items())
@@ -166,7 +168,7 @@ def judge_confirmed(a, b):
         if statistics.median(first[0]) >= 100e-6:
             for k, counts in power.items():
                 counts[1] += 1
-                counts[0] += bool(confirmed_ratio(*passes(taken, other, k)))
+                counts[0] += (confirmed_ratio(*passes(taken, other, k)) or 0) > 1
     print(f"  4 rounds, every sample, confirmed by rounds 5-8: {len(flags)} of {compared} "
           f"flagged ({once} by rounds 1-4 alone); B slowed "
           + ", ".join(f"x{k}: {n} of {t} flagged" for k, (n, t) in power.items())

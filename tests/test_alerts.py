@@ -140,27 +140,17 @@ def test_two_real_cpu_stacks(stack_repo):  # noqa: F811
 
 
 def test_what_the_gate_measures_again_is_exactly_the_flagged_cases_by_asvs_matching(
-        stack_repo):  # noqa: F811
-    import itertools
-    import types
-
-    from asv.benchmarks import Benchmarks
-
-    runs, stacks = runs_of(FIXTURE_RESULTS, stack_repo, MACHINE)
+        tmp_path, stack_repo):  # noqa: F811
+    runs, _ = runs_of(FIXTURE_RESULTS, stack_repo, MACHINE)
     verdicts, _ = alerts.judge(runs[OLD], runs[NEW])
     flagged = {v.case for v in verdicts if v.kind in (alerts.SLOWER, alerts.FASTER)}
     assert flagged, "the two real stacks differ in no case: nothing to select"
     # asv's own selection, over the suite's benchmarks as it discovered them.
-    discovered = [b for b in json.loads((FIXTURE_RESULTS / "benchmarks.json").read_text())
-                  .values() if isinstance(b, dict)]
-    selection = Benchmarks(types.SimpleNamespace(benchmark_dir="."), discovered,
-                           regex=alerts.to_measure_again(verdicts)).benchmark_selection
-    chosen = set()
-    for benchmark in discovered:
-        combos = list(itertools.product(*benchmark["params"])) or [()]
-        for index in selection.get(benchmark["name"]) or ():
-            chosen.add(alerts.case_id(benchmark["name"], combos[index]))
-    assert chosen == flagged
+    config = write_config(tmp_path, FIXTURE_RESULTS, stack_repo)
+    assert alerts.selected_cases(config, alerts.to_measure_again(verdicts)) == flagged
+    # A benchmark without parameters is selected by its name alone.
+    seed = "seed.SeedScript.track_reported_speedup"
+    assert alerts.selected_cases(config, alerts.case_patterns([seed])) == {seed}
 
 
 # --- JSON and Markdown -----------------------------------------------------------------------

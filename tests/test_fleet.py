@@ -298,7 +298,11 @@ def test_the_gate_summary_is_asvs_verdict_on_the_upgrade(fleet_run):
     (comparison,) = data["comparisons"]
     assert comparison["machine"] == "e2e-a"
     assert (comparison["previous"]["label"], comparison["new"]["label"]) == (OLD, NEW)
-    assert comparison["source"] == "asv continuous" and comparison["asv_exit"] == code
+    assert comparison["source"] == "asv continuous"
+    # asv continuous's own exit is the gate's, unless the gate measured flagged cases again
+    # (then asv's on the second pass, and the gate's from what both passes flagged).
+    if "first_pass" not in comparison:
+        assert comparison["asv_exit"] == code
     assert data["regressed"] == (code == 1)
     assert comparison["compared"] > 0
     summary = fleet_run["summary"].read_text()

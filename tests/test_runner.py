@@ -19,6 +19,9 @@ def test_launch_method_per_platform():
 def test_bench_patterns():
     assert runner.split_bench_args(["--quick", "-b", "Wait", "--bench=Seed"]) == (
         ["Wait", "Seed"], ["--quick"])
+    # The forms argparse also reads as -b: attached, and with "=".
+    assert runner.split_bench_args(["-bWait", "-b=Seed", "--bench", "x"]) == (
+        ["Wait", "Seed", "x"], [])
 
 
 def here(installed, system="linux", arch="x86_64", python="3.11"):

@@ -13,6 +13,7 @@ Pure functions of asvresults.Run objects and plain data, then, at the bottom, th
 edge: which result files asv judged, reading them, writing the summary.
 """
 
+import itertools
 import json
 import math
 import os
@@ -144,8 +145,10 @@ class Alert:
     env: str = ""  # asv's environment name
     asv_exit: int = None  # asv continuous's exit status, where it was the judge
     # The gate's first pass, where the cases it flagged were measured again: its Verdicts
-    # on them (those the second pass did not flag again the same way: `not_confirmed`).
+    # on them (those the second pass did not flag again the same way: `not_confirmed`), and
+    # asv continuous's exit status on it (asv_exit is then the second pass's).
     first_pass: list = None
+    first_pass_asv_exit: int = None
 
     @property
     def regressions(self):
@@ -171,6 +174,7 @@ class Alert:
                 "improvements": [v.as_data() for v in self.improvements]}
         if self.first_pass is not None:
             data["first_pass"] = [v.as_data() for v in self.first_pass]
+            data["first_pass_asv_exit"] = self.first_pass_asv_exit
             data["not_confirmed"] = [v.as_data() for v in self.not_confirmed]
         return data
 
@@ -195,14 +199,15 @@ def to_measure_again(verdicts):
     return case_patterns(v.case for v in verdicts if v.kind in (SLOWER, FASTER))
 
 
-def confirmed(first_pass, second):
+def confirmed(first_pass, second, first_pass_asv_exit=None):
     """The Alert `second` (a second pass over the cases of `first_pass`, the first pass's
     Verdicts on them) keeping only what both passes flagged the same way, and failures;
     it records the first pass (Alert.first_pass, and the verdicts not repeated)."""
     first = {(v.case, v.kind) for v in first_pass}
     kept = [v for v in second.verdicts
             if v.kind not in (SLOWER, FASTER) or (v.case, v.kind) in first]
-    return replace(second, verdicts=kept, first_pass=list(first_pass))
+    return replace(second, verdicts=kept, first_pass=list(first_pass),
+                   first_pass_asv_exit=first_pass_asv_exit)
 
 
 def summary_data(alerts, notes=()):
@@ -297,6 +302,21 @@ def selected_benchmarks(config_path, patterns):
     """The benchmarks asv selects with these -b patterns (all for none), by asv's own
     matching, from the suite's benchmarks.json."""
     return list(Benchmarks.load(Config.load(str(config_path)), regex=list(patterns) or None))
+
+
+def selected_cases(config_path, patterns):
+    """The case ids (`name(param, ...)`) asv selects with these -b patterns, by asv's own
+    matching, from the suite's benchmarks.json."""
+    benchmarks = Benchmarks.load(Config.load(str(config_path)), regex=list(patterns))
+    cases = set()
+    for name, benchmark in benchmarks.items():
+        combinations = list(itertools.product(*benchmark["params"]))
+        chosen = benchmarks.benchmark_selection.get(name)
+        if chosen is None:  # not parameterized: the benchmark itself
+            cases.add(name)
+            continue
+        cases.update(case_id(name, combinations[index]) for index in chosen)
+    return cases
 
 
 def load_stack_run(results_dir, machine, commit, env_names):

@@ -142,6 +142,8 @@ def split_bench_args(asv_args):
             patterns.append(next(args, ""))
         elif arg.startswith("--bench="):
             patterns.append(arg.split("=", 1)[1])
+        elif arg.startswith("-b"):  # -bPATTERN and -b=PATTERN, as argparse reads them
+            patterns.append(arg[3:] if arg.startswith("-b=") else arg[2:])
         else:
             rest.append(arg)
     return patterns, rest

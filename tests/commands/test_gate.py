@@ -92,11 +92,13 @@ def test_what_the_first_pass_flags_is_measured_again_and_judged_on_the_second():
     # The first pass flags a slowdown and a speedup; the second, measuring both again,
     # finds the slowdown alone.
     passes = Passes((1, [SLOW, FAST]), (1, [SLOW]))
-    code, alert, _ = judge_twice(passes, ["--quick", "-b", "time_", "--launch-method", "spawn"])
+    asked = ["--quick", "-b", "time_", "--append-samples", "--launch-method", "spawn"]
+    code, alert, _ = judge_twice(passes, asked, selected_cases=lambda p: {SLOW.case, FAST.case})
     assert code == 1 and alert.verdicts == [SLOW]
     first, second = passes.calls
-    assert first == ["--quick", "-b", "time_", "--launch-method", "spawn"]
+    assert first == asked
     patterns, rest = split_bench_args(second)
+    # The second pass on its own: its samples replace the first's, never join them.
     assert rest == ["--quick", "--launch-method", "spawn"]
     # The user's selection is replaced by exactly the two cases, by asv's own matching
     # (`name(param, ...)`).
@@ -107,7 +109,7 @@ def test_what_the_first_pass_flags_is_measured_again_and_judged_on_the_second():
     assert alert.first_pass == [SLOW, FAST] and alert.not_confirmed == [FAST]
     data = alert.as_data()
     assert [v["case"] for v in data["not_confirmed"]] == [FAST.case]
-    assert len(data["first_pass"]) == 2
+    assert len(data["first_pass"]) == 2 and data["first_pass_asv_exit"] == 1
     text = alerts.markdown([alert])
     assert "The first pass flagged 2 case(s); each was measured again" in text
     assert f"Not flagged again the same way: `{FAST.case}` (faster, " in text
@@ -135,16 +137,27 @@ def test_a_case_the_two_passes_call_opposite_ways_counts_for_neither():
 
 
 def test_a_failure_in_the_second_pass_is_asvs_exit_and_kept():
-    # asv exits 2 where a benchmark failed: the gate says so, with what it saved.
-    passes = Passes((1, [SLOW]), (2, [FAILED]))
+    # asv exits 2 where a benchmark failed: the gate says so, with what it saved, and
+    # keeps the first pass's record.
+    passes = Passes((1, [SLOW, FAST]), (2, [FAILED, FAST]))
     code, alert, _ = judge_twice(passes, ["-b", "time_"])
-    assert code == 2 and alert.verdicts == [FAILED]
+    assert code == 2 and alert.verdicts == [FAILED, FAST] and alert.first_pass == [SLOW, FAST]
+
+
+def test_where_asv_would_select_other_cases_the_first_pass_decides(capsys):
+    # Measuring other cases again would leave the flagged ones' first-pass results in the
+    # files, to be "confirmed" by themselves.
+    passes = Passes((1, [SLOW, FAST]))
+    code, alert, note = judge_twice(passes, ["-b", "time_"],
+                                    selected_cases=lambda patterns: {SLOW.case})
+    assert len(passes.calls) == 1 and code == 1 and alert.verdicts == [SLOW, FAST]
+    assert "could not be selected alone for a second pass: judged on the first" in note
+    assert "warning: the flagged cases could not be selected" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("answer,confirm", [
     ((0, []), True),  # nothing flagged: nothing to measure again
-    ((2, [SLOW]), True),  # a benchmark failed: asv compared nothing
-    ((1, [FAILED]), True),  # a failure is measured once
+    ((2, [FAILED, SLOW]), True),  # a benchmark failed: asv compared nothing
     ((1, [SLOW]), False),  # --no-confirm
 ])
 def test_one_pass_where_there_is_nothing_to_measure_again(answer, confirm):

@@ -118,3 +118,25 @@ def test_a_real_a_a_keeps_only_what_both_passes_flagged_the_same_way(capsys):
     out = capsys.readouterr().out
     assert "measured again, as the gate does: 1 of 11 flagged again" in out
     assert "x0.81  multiply.Multiply.time_multiply('cpu', 32, 'int32', 'function')" in out
+
+
+def test_a_pair_that_flags_nothing_passes_without_a_second_pass(quiet_aa, capsys):
+    import types
+
+    from .conftest import FIXTURES
+
+    class Run(FixtureScratch, ComparingScratch):
+        """A real A/A's result files and rounds, and a real compare flagging no time case;
+        the second pass's commits were never measured (nothing to measure again)."""
+
+        def __init__(self):
+            FixtureScratch.__init__(self, quiet_aa.raw, quiet_aa.rounds_run)
+            ComparingScratch.__init__(self, {("A", "B"): (
+                FIXTURES / "compare_full_same_stack.txt").read_text()})
+
+    figures = {}
+    args = types.SimpleNamespace(factor=1.1)
+    assert noise.run_part(args, Run(), {"quiet": ("A", "B", "A2", "B2")}, figures) is True
+    assert figures["noise"]["quiet"]["time_flagged"] == 0
+    assert figures["noise"]["spread"]["n"] > 0
+    assert "the gate's verdict: 0 time case(s) flagged  target 0  PASS" in capsys.readouterr().out

@@ -10,7 +10,8 @@ anything runs: one line, exit status 2, no summary.
 Every case the first pass flags, slower or faster, is measured again, both stacks, in an
 `asv continuous` of those cases alone (its results replace the first's), and stays
 flagged only where that second pass flags it the same way; the exit status is then 1
-where a slowdown stays, else 0 (asv's own on each pass is in the summary). On a shared
+where a slowdown stays, else 0, or 2 where a benchmark failed (asv's own on each pass
+is in the JSON summary). On a shared
 machine a case's rounds can differ by more than the factor, and a round that ran slow
 flags a case as surely as a change does; two passes rarely both do, the same way (the
 README, "How good are these numbers"). --no-confirm judges the first pass alone.
@@ -76,25 +77,36 @@ def gate_asv_args(stack, asv_args):
     return rest + [arg for pattern in patterns or [GATED_BENCHMARKS] for arg in ("-b", pattern)]
 
 
-def judge_twice(continuous, asv_args, confirm=True):
+def judge_twice(continuous, asv_args, confirm=True, selected_cases=None):
     """(exit status, Alert or None, note) of the gate. `continuous(asv_args)` runs asv
     continuous and judges the files it saved. Where it flagged cases faster or slower,
     they are measured again by a second `continuous` selecting them alone, and a case
     stays flagged where that pass flags it the same way (alerts.confirmed); the exit
-    status is then 1 where a slowdown (or a failure) stays, else 0."""
+    status is then 1 where a slowdown stays, else 0, or asv's 2 where a benchmark failed.
+    selected_cases(patterns): the cases asv's -b would select; where they are not the
+    flagged ones, the first pass decides (measuring others again would confirm nothing)."""
     code, alert, note = continuous(asv_args)
     again = alerts.to_measure_again(alert.verdicts) if confirm and alert and code in (0, 1) else []
     if not again:
         return code, alert, note
     first_pass = [v for v in alert.verdicts if v.kind in (alerts.SLOWER, alerts.FASTER)]
+    if selected_cases is not None and selected_cases(again) != {v.case for v in first_pass}:
+        why = ("the flagged cases could not be selected alone for a second pass: judged on "
+               "the first")
+        print(f"warning: {why}", file=sys.stderr)
+        return code, alert, f"{note}; {why}" if note else why
     print(f"\nasv continuous flagged {len(again)} case(s); measuring them again, both stacks, "
           "before the verdict (--no-confirm: judge the first pass alone)", flush=True)
-    rest = split_bench_args(asv_args)[1]
-    code, second, note = continuous(rest + [arg for pattern in again for arg in ("-b", pattern)])
-    if second is None or code not in (0, 1):
-        return code, second, note
-    confirmed = alerts.confirmed(first_pass, second)
-    return (1 if confirmed.regressions else 0), confirmed, note
+    # The second pass on its own: its samples replace the first's, never join them.
+    rest = [arg for arg in split_bench_args(asv_args)[1] if arg != "--append-samples"]
+    second_code, second, note = continuous(
+        rest + [arg for pattern in again for arg in ("-b", pattern)])
+    if second is None:
+        return second_code, second, note
+    kept = alerts.confirmed(first_pass, second, first_pass_asv_exit=code)
+    if second_code not in (0, 1):
+        return second_code, kept, note
+    return (1 if kept.regressions else 0), kept, note
 
 
 def run(args):
@@ -145,9 +157,15 @@ def run(args):
             session.results_dir, session.machine, *stacks_compared,
             alerts.environment_names(session.config_path), selected, args.factor,
             source="asv continuous", asv_exit=code)
+        if alert is not None and code in (0, 1) and bool(alert.regressions) != (code == 1):
+            # One rule, two readers of the same files: they must agree; say so if not.
+            print(f"warning: asv continuous exited {code} but the summary finds "
+                  f"{len(alert.regressions)} regression(s)", file=sys.stderr)
         return code, alert, note
 
-    code, alert, note = judge_twice(continuous, asv_args, args.confirm)
+    code, alert, note = judge_twice(
+        continuous, asv_args, args.confirm,
+        lambda patterns: alerts.selected_cases(session.config_path, patterns))
     found = [alert] if alert else []
     notes = [note] if note else []
     if code == 2:
@@ -155,11 +173,6 @@ def run(args):
                      "the cases below are from the results it saved")
     alerts.write_summary(found, args.json, args.markdown, notes,
                          heading=f"Gate {previous.label} -> {new.label} on {session.machine}")
-    if (alert is not None and alert.first_pass is None and code in (0, 1)
-            and bool(alert.regressions) != (code == 1)):
-        # One rule, two readers of the same files: they must agree; say so if not.
-        print(f"warning: asv continuous exited {code} but the summary finds "
-              f"{len(alert.regressions)} regression(s)", file=sys.stderr)
     for path in filter(None, (args.json, args.markdown)):
         print(f"regressions summary: {path}")
     return code

@@ -11,7 +11,7 @@ noise        A/A: the time benchmarks of one stack measured under two commits, o
              each at a time in turn, as the gate's `asv continuous` does; once quiet, once
              while another process is busy on one core for a few seconds at a time;
              `asv compare --factor 1.1`, and the cases it flags measured again, as the
-             gate does: target, no time case flagged by that second pass
+             gate does: target, no time case flagged by both passes the same way
 sensitivity  the large cpu Multiply cases, default and with TF_NUM_INTRAOP_THREADS=1, rounds
              interleaved, flagged cases measured again as the gate does: every case whose
              bare-loop time changed by more than the factor must be flagged, nothing else
