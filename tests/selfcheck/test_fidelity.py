@@ -242,6 +242,12 @@ def test_each_pass_of_the_truth_asks_new_workers_in_turn(monkeypatch):
                      (4, "slowed", 2), (4, "default", 2), (4, "slowed", 512), (4, "default", 512)]
     assert out == {(2, "int32", "eager"): {"default": {"median": 2 * 3.0, "fast": 2.0},
                                            "slowed": {"median": 4 * 3.0, "fast": 4.0}}}
+    # Pass by pass, as sensitivity pairs them: each pass's figures in the order run.
+    started.clear()
+    per_pass = reference.measure_passes([(2, "int32", "eager")], envs, passes=2)
+    assert per_pass == {(2, "int32", "eager"): {
+        "default": [{"median": 4.0, "fast": 2.0}, {"median": 8.0, "fast": 2.0}],
+        "slowed": [{"median": 8.0, "fast": 4.0}, {"median": 16.0, "fast": 4.0}]}}
 
 
 def test_the_bare_loop_calls_the_op_through_frames_like_the_suites_engine(monkeypatch, capsys):

@@ -85,6 +85,24 @@ def test_match_flags_separates_caught_missed_and_false_alarms():
     assert stats.changed({"x": 1.0 / 1.2, "y": math.nan}) == {"x"}
 
 
+def test_settle_leaves_out_cases_whose_passes_fall_on_both_sides_of_the_factor():
+    passes = {
+        "slower": [1.3, 1.5, 1.2, 1.4],
+        "faster": [0.8, 0.85, 0.7, 0.88],
+        "same": [1.02, 0.95, 1.08, 0.99],
+        "moved": [1.05, 1.15, 1.2, 1.3],  # within the factor once, past it after
+        "flipped": [1.2, 0.8, 1.2, 0.8],
+    }
+    ratios, unsettled = stats.settle(passes, factor=1.1)
+    assert unsettled == ["flipped", "moved"]
+    assert ratios["slower"] == pytest.approx(1.35) and ratios["moved"] == pytest.approx(1.175)
+    # Flagged or not, an unsettled case is neither a catch, a miss nor a false alarm.
+    flags = {"slower": "+", "moved": "+", "same": "-"}
+    match = stats.match_flags(ratios, flags, factor=1.1, unsettled=unsettled)
+    assert match == {"caught": ["slower"], "missed": ["faster"], "false": ["same"],
+                     "wrong_way": []}
+
+
 def test_parse_compare_of_two_full_runs_flags_only_the_single_value_track_cases():
     # Two forkserver runs of the unchanged suite on this shared 2-core machine.
     rows = stats.parse_compare((FIXTURES / "compare_full_same_stack.txt").read_text())

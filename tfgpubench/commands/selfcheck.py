@@ -14,7 +14,9 @@ noise        A/A: the time benchmarks of one stack measured under two commits, o
              gate does: target, no time case flagged by both passes the same way
 sensitivity  the large cpu Multiply cases, default and with TF_NUM_INTRAOP_THREADS=1, rounds
              interleaved, flagged cases measured again as the gate does: every case whose
-             bare-loop time changed by more than the factor must be flagged, nothing else
+             bare-loop time changed by more than the factor (in every pass, before asv and
+             after) must be flagged, nothing else; a case whose passes disagree is listed,
+             judged neither way
 cost         wall time of the full default run (target <= 5 min on 2 cores) and the share
              spent starting processes and importing TensorFlow
 

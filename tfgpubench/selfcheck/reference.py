@@ -90,6 +90,15 @@ def measure(cases, envs, passes=2, progress=None):
     envs: {name: extra environment}; each pass asks every case of one new worker per
     environment. A case some pass could not time is left out.
     """
+    return {case: {name: {key: stats.median([v[key] for v in values]) for key in STATISTICS}
+                   for name, values in by_env.items()}
+            for case, by_env in measure_passes(cases, envs, passes, progress).items()}
+
+
+def measure_passes(cases, envs, passes=2, progress=None):
+    """{case: {env name: [{statistic: per-op seconds} of each pass]}}: `measure`, pass by
+    pass. In one pass the environments' workers are asked each case in turn, so the
+    ratio of two environments within a pass is a pair taken seconds apart."""
     got = {case: {name: [] for name in envs} for case in cases}
     for number in range(passes):
         workers = {}
@@ -107,7 +116,5 @@ def measure(cases, envs, passes=2, progress=None):
                 worker.close()
         if progress:
             progress(f"    reference: pass {number + 1}/{passes}, {len(cases)} cases")
-    return {case: {name: {key: stats.median([v[key] for v in values]) for key in STATISTICS}
-                   for name, values in by_env.items()}
-            for case, by_env in got.items()
+    return {case: by_env for case, by_env in got.items()
             if all(len(values) == passes for values in by_env.values())}

@@ -7,7 +7,10 @@ the factor must be flagged, in the right direction, and nothing else, by the
 gate's verdict: the cases the first pass flags are measured again, both ways, and
 judged on that second pass (noise.measure_again, commands/gate.py). What really
 changed is measured outside the suite's code: the same calls in bare loops
-(reference_worker.py), in both environments.
+(reference_worker.py), in both environments, in passes before asv's runs and after
+them. A case whose passes disagree about the factor (past it in one, within it in
+another) moved by itself within the run as much as the change to judge: it is
+listed, and judged neither way (stats.settle).
 """
 
 import math
@@ -18,9 +21,12 @@ from ..suite import grid
 from . import stats
 from .console import progress, section
 from .noise import measure_again
-from .reference import measure
+from .reference import measure_passes
 
 SLOW_ENV_DEFAULT = "TF_NUM_INTRAOP_THREADS=1"
+# Bare-loop passes before asv's runs, and as many after: the truth brackets what asv
+# measured. Each pass is a new worker per environment, ~15 s for the default sizes.
+TRUTH_PASSES_EACH_SIDE = 2
 
 
 def run_part(args, scratch, baseline, slowed, rounds, figures, again=()):
@@ -31,6 +37,12 @@ def run_part(args, scratch, baseline, slowed, rounds, figures, again=()):
     sizes = [int(s) for s in args.sizes.split(",")]
     # asv's -b matches "name(param, ...)" too, so only these combinations start processes.
     selection = stats.case_regex(MULTIPLY, "cpu", sizes)
+    wanted = [(size, dtype, mode) for size in sizes for dtype in grid.DTYPES
+              for mode in grid.MODES]
+    truth_envs = {"default": {}, "slowed": {variable: value}}
+    progress("  the truth before asv: the same calls in bare loops, default and slowed, "
+             "asked in turn...")
+    before = measure_passes(wanted, truth_envs, TRUTH_PASSES_EACH_SIDE, progress)
     progress(f"  Multiply, default and with {args.slow_env}, {rounds} interleaved rounds...")
     envs = {slowed: {variable: value}}
     scratch.run_interleaved([baseline, slowed], rounds, bench=selection, envs=envs,
@@ -46,25 +58,29 @@ def run_part(args, scratch, baseline, slowed, rounds, figures, again=()):
         print(f"  the first pass flagged {len(first_pass)}; measured again, as the gate "
               f"does, {len(flags)} of them flagged again: the gate's verdict below")
 
-    progress("  the truth: the same calls in bare loops, default and slowed, asked in turn...")
-    wanted = [(size, dtype, mode) for size in sizes for dtype in grid.DTYPES
-              for mode in grid.MODES]
-    truth = measure(wanted, {"default": {}, "slowed": {variable: value}}, 2, progress)
-    ratios = {case_id(MULTIPLY, map(repr, ("cpu", *case))):
-              t["slowed"]["median"] / t["default"]["median"] for case, t in truth.items()}
-    match = stats.match_flags(ratios, flags, args.factor)
+    progress("  the truth after asv: the same bare loops again...")
+    after = measure_passes(wanted, truth_envs, TRUTH_PASSES_EACH_SIDE, progress)
+    pass_ratios = _pass_ratios(before, after)
+    ratios, unsettled = stats.settle(pass_ratios, args.factor)
+    match = stats.match_flags(ratios, flags, args.factor, unsettled)
     real = len(match["caught"]) + len(match["missed"]) + len(match["wrong_way"])
     asv_ratio = {r["name"]: r["ratio"] for r in rows}
     print(
-        f"  cases measured: {len(truth)}; really changed by more than x{args.factor} "
-        f"(bare clock): {real}"
+        f"  cases measured: {len(ratios)}; really changed by more than x{args.factor} "
+        f"(bare clock, every pass): {real}; unsettled (the bare loop's passes disagree "
+        f"about the factor), judged neither way: {len(unsettled)}"
     )
+    for name in unsettled:
+        passes = " ".join(f"x{r:.2f}" for r in pass_ratios[name])
+        print(f"    unsettled: bare {passes}, asv x{asv_ratio.get(name) or math.nan:.2f}"
+              f"{' flagged ' + flags[name] if name in flags else ''}  {name}")
     passed = not match["missed"] and not match["wrong_way"]
     # With no real change there is nothing to catch: say so rather than pass.
     word = fmt.verdict(passed) if real else "INCONCLUSIVE (no real change to catch)"
     print(
         f"  flagged by asv: {len(flags)}; caught {len(match['caught'])}/{real}  "
         f"target {real}/{real}  {word}"
+        + (f"  ({len(unsettled)} of {len(ratios)} unsettled, not judged)" if unsettled else "")
     )
     for name in match["missed"] + match["wrong_way"]:
         print(
@@ -77,6 +93,14 @@ def run_part(args, scratch, baseline, slowed, rounds, figures, again=()):
             f"    false alarm: bare x{ratios.get(name, math.nan):.2f}, "
             f"asv x{asv_ratio.get(name) or math.nan:.2f}  {name}"
         )
+    if unsettled:
+        # What the passes' median alone would say, settled or not: beside the verdict, so
+        # a reader sees what leaving the unsettled cases out changed.
+        loose = stats.match_flags(ratios, flags, args.factor)
+        loose_real = len(loose["caught"]) + len(loose["missed"]) + len(loose["wrong_way"])
+        print(f"  by the passes' median alone, unsettled cases too: caught "
+              f"{len(loose['caught'])}/{loose_real}, false alarms {len(loose['false'])} "
+              f"(not the verdict)")
     changed = sorted(ratios.items(), key=lambda kv: -kv[1])[:5]
     print(
         "  largest real slowdowns: "
@@ -85,6 +109,8 @@ def run_part(args, scratch, baseline, slowed, rounds, figures, again=()):
     figures["sensitivity"] = {
         "env": args.slow_env,
         "truth_ratios": ratios,
+        "truth_pass_ratios": pass_ratios,
+        "unsettled": unsettled,
         "flagged_first_pass": first_pass,
         "flagged": flags,
         "match": match,
@@ -98,3 +124,13 @@ def _compared(scratch, before, after, factor):
     rows = [r for r in stats.parse_compare(scratch.compare(before, after, factor))
             if r["name"].startswith(MULTIPLY + "(")]
     return rows, stats.flagged(rows)
+
+
+def _pass_ratios(*measured):
+    """{case id: [slowed / default median of each pass]} over `measure_passes` answers,
+    for the cases every one of them timed."""
+    common = set.intersection(*(set(m) for m in measured))
+    return {case_id(MULTIPLY, map(repr, ("cpu", *case))):
+            [s["median"] / d["median"] for m in measured
+             for d, s in zip(m[case]["default"], m[case]["slowed"])]
+            for case in sorted(common, key=str)}

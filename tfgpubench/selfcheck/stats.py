@@ -308,16 +308,34 @@ def changed(truth_ratios, factor=FACTOR):
     }
 
 
-def match_flags(truth_ratios, flags, factor=FACTOR):
+def settle(pass_ratios, factor=FACTOR):
+    """(ratios, unsettled) of the truth from bare-loop ratios taken pass by pass, at
+    moments spread over the run ({case: [after/before of each pass]}): each case's
+    median ratio, and the cases whose passes fall on different sides of the factor
+    (past it slower, within it, past it faster). There the machine moved, within the
+    run, by as much as the change to be judged: the truth cannot say whether the case
+    changed past the factor, so neither a catch nor a false alarm is counted there."""
+    def side(ratio):
+        return 1 if ratio > factor else -1 if ratio < 1 / factor else 0
+
+    ratios = {case: median(values) for case, values in pass_ratios.items()}
+    unsettled = sorted(case for case, values in pass_ratios.items()
+                       if len({side(v) for v in values}) > 1)
+    return ratios, unsettled
+
+
+def match_flags(truth_ratios, flags, factor=FACTOR, unsettled=()):
     """How asv's verdicts line up with the real changes.
 
     truth_ratios: {case id: after/before from bare timings}; flags: from
-    `flagged`. Returns caught (really changed and flagged in the right
+    `flagged`; unsettled: cases whose truth `settle` could not decide, judged
+    neither way. Returns caught (really changed and flagged in the right
     direction), missed (really changed, not flagged), false (flagged, not
     really changed past the factor) and wrong_way (flagged opposite to the
     real change), each sorted.
     """
-    real = changed(truth_ratios, factor)
+    unsettled = set(unsettled)
+    real = changed(truth_ratios, factor) - unsettled
     caught, missed, wrong_way = [], [], []
     for name in sorted(real):
         mark = flags.get(name)
@@ -328,5 +346,5 @@ def match_flags(truth_ratios, flags, factor=FACTOR):
             missed.append(name)
         else:
             wrong_way.append(name)
-    false = sorted(name for name in flags if name not in real)
+    false = sorted(name for name in flags if name not in real and name not in unsettled)
     return {"caught": caught, "missed": missed, "false": false, "wrong_way": wrong_way}
