@@ -4,6 +4,8 @@ of bare loops; from the compare outputs and bare-loop ratios of one real run."""
 import json
 import types
 
+import pytest
+
 from tfgpubench.names import MULTIPLY, case_id
 from tfgpubench.selfcheck import sensitivity
 
@@ -18,11 +20,13 @@ SECOND = (FIXTURES / "compare_sensitivity_second_pass.txt").read_text()
 TRUTH = json.loads((FIXTURES / "truth_sensitivity_second_pass.json").read_text())
 
 
-def bare_loops(events, moved=None):
+def bare_loops(events, moved=None, untimed_after=()):
     """A stand-in for reference.measure_passes answering that run's ratios (its median
     of two passes) in every pass; `moved`: {case id: per-pass ratios} for cases whose
-    passes should read otherwise. Each call is logged in `events`, with the scratch's
-    runs, so the order of truth and asv passes can be checked."""
+    passes should read otherwise; `untimed_after`: cases the passes after asv could not
+    time. The default time differs from pass to pass (k seconds in the k-th), so only
+    a ratio within one pass gives back the ratio asked for. Each call is logged in
+    `events`, with the scratch's runs, so the order of truth and asv passes is seen."""
     ratios = TRUTH["truth_ratios"]
     moved = moved or {}
     calls = []
@@ -35,9 +39,12 @@ def bare_loops(events, moved=None):
         answer = {}
         for case in wanted:
             name = case_id(MULTIPLY, map(repr, ("cpu", *case)))
+            if first and name in untimed_after:
+                continue
             each = moved.get(name, [ratios[name]] * 4)[first:first + passes]
-            answer[case] = {"default": [{"median": 1.0}] * passes,
-                            "slowed": [{"median": r} for r in each]}
+            seconds = range(first + 1, first + passes + 1)
+            answer[case] = {"default": [{"median": float(k)} for k in seconds],
+                            "slowed": [{"median": r * k} for r, k in zip(each, seconds)]}
         return answer
 
     return measure_passes
@@ -79,7 +86,10 @@ def test_the_verdict_is_the_gates_after_its_second_pass(monkeypatch, capsys):
     missed = next(line for line in out.splitlines()
                   if "missed" in line and "1000, 'float32', 'function'" in line)
     assert "bare x0.87, asv x1.01" in missed
-    assert got["unsettled"] == []
+    assert got["unsettled"] == [] and got["untimed"] == []
+    # Each pass's ratio is of that pass's two environments, taken seconds apart.
+    eager = case_id(MULTIPLY, ["'cpu'", "2048", "'int32'", "'eager'"])
+    assert got["truth_pass_ratios"][eager] == pytest.approx([TRUTH["truth_ratios"][eager]] * 4)
 
 
 def test_a_case_whose_bare_loop_moved_across_the_factor_is_judged_neither_way(monkeypatch,
@@ -106,7 +116,27 @@ def test_a_case_whose_bare_loop_moved_across_the_factor_is_judged_neither_way(mo
     assert "unsettled (the bare loop's passes disagree about the factor), judged neither " \
            "way: 2" in out
     assert "unsettled: bare x0.97 x0.95 x0.86 x0.84" in out
-    assert "caught 17/19  target 19/19  FAIL  (2 of 24 unsettled, not judged)" in out
+    assert "caught 17/19  target 19/19  FAIL  (2 of 24 unsettled or untimed, not judged)" \
+           in out
     # Beside it, what the median alone would have said: the run's own verdict.
     assert "by the passes' median alone, unsettled cases too: caught 17/20, false alarms 2" \
            in out
+
+
+def test_a_case_the_bare_loop_could_not_time_is_no_false_alarm(monkeypatch, capsys):
+    # 1000x1000 float32 xla, flagged in that run though its truth read x0.96: a false
+    # alarm. Where the passes after asv could not time it, there is no truth to hold asv's
+    # flag against: listed, and judged neither way.
+    xla = case_id(MULTIPLY, ["'cpu'", "1000", "'float32'", "'xla'"])
+    events = []
+    monkeypatch.setattr(sensitivity, "measure_passes", bare_loops(events, untimed_after={xla}))
+    scratch = LoggingScratch({("A", "B"): FIRST, ("A2", "B2"): SECOND}, events)
+    args = types.SimpleNamespace(slow_env=TRUTH["env"], sizes="1000,2048,4096", factor=1.1)
+    figures = {}
+    sensitivity.run_part(args, scratch, "A", "B", 4, figures, again=("A2", "B2"))
+    got = figures["sensitivity"]
+    assert got["untimed"] == [xla] and xla not in got["truth_pass_ratios"]
+    assert xla in got["flagged"] and xla not in got["match"]["false"]
+    assert len(got["match"]["false"]) == 1 and len(got["median_only"]["false"]) == 1
+    assert f"not timed by every bare-loop pass, judged neither way: {xla}" in \
+        capsys.readouterr().out

@@ -101,6 +101,9 @@ def test_settle_leaves_out_cases_whose_passes_fall_on_both_sides_of_the_factor()
     match = stats.match_flags(ratios, flags, factor=1.1, unsettled=unsettled)
     assert match == {"caught": ["slower"], "missed": ["faster"], "false": ["same"],
                      "wrong_way": []}
+    # A pass that could not say (nan) agrees with no other: unsettled, never "within".
+    ratios, unsettled = stats.settle({"blank": [math.nan, 1.0, 1.0, 1.0]}, factor=1.1)
+    assert unsettled == ["blank"] and ratios["blank"] == 1.0
 
 
 def test_parse_compare_of_two_full_runs_flags_only_the_single_value_track_cases():

@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 
 from ..suite import grid, suite_module
-from . import stats
 
 # `python -c`, not `-m`: runpy's two frames would put the worker's loop deeper than the
 # suite's engine calls its ops (see reference_worker's docstring).
@@ -83,22 +82,14 @@ class ReferenceWorker:
         return False
 
 
-def measure(cases, envs, passes=2, progress=None):
-    """{case: {env name: {statistic: its median over the passes}}} for (size, dtype,
+def measure_passes(cases, envs, passes=2, progress=None):
+    """{case: {env name: [{statistic: per-op seconds} of each pass]}} for (size, dtype,
     mode) cases; statistics: the loops' median per-op time, and their fast time.
 
     envs: {name: extra environment}; each pass asks every case of one new worker per
-    environment. A case some pass could not time is left out.
+    environment, in turn, so the ratio of two environments within a pass is a pair taken
+    seconds apart. A case some pass could not time is left out.
     """
-    return {case: {name: {key: stats.median([v[key] for v in values]) for key in STATISTICS}
-                   for name, values in by_env.items()}
-            for case, by_env in measure_passes(cases, envs, passes, progress).items()}
-
-
-def measure_passes(cases, envs, passes=2, progress=None):
-    """{case: {env name: [{statistic: per-op seconds} of each pass]}}: `measure`, pass by
-    pass. In one pass the environments' workers are asked each case in turn, so the
-    ratio of two environments within a pass is a pair taken seconds apart."""
     got = {case: {name: [] for name in envs} for case in cases}
     for number in range(passes):
         workers = {}

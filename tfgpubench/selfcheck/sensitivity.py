@@ -62,7 +62,9 @@ def run_part(args, scratch, baseline, slowed, rounds, figures, again=()):
     after = measure_passes(wanted, truth_envs, TRUTH_PASSES_EACH_SIDE, progress)
     pass_ratios = _pass_ratios(before, after)
     ratios, unsettled = stats.settle(pass_ratios, args.factor)
-    match = stats.match_flags(ratios, flags, args.factor, unsettled)
+    # A case some pass could not time has no truth: listed, and judged neither way.
+    untimed = sorted({_case_name(case) for case in wanted} - set(pass_ratios))
+    match = stats.match_flags(ratios, flags, args.factor, unsettled + untimed)
     real = len(match["caught"]) + len(match["missed"]) + len(match["wrong_way"])
     asv_ratio = {r["name"]: r["ratio"] for r in rows}
     print(
@@ -74,13 +76,16 @@ def run_part(args, scratch, baseline, slowed, rounds, figures, again=()):
         passes = " ".join(f"x{r:.2f}" for r in pass_ratios[name])
         print(f"    unsettled: bare {passes}, asv x{asv_ratio.get(name) or math.nan:.2f}"
               f"{' flagged ' + flags[name] if name in flags else ''}  {name}")
+    for name in untimed:
+        print(f"    not timed by every bare-loop pass, judged neither way: {name}")
     passed = not match["missed"] and not match["wrong_way"]
     # With no real change there is nothing to catch: say so rather than pass.
     word = fmt.verdict(passed) if real else "INCONCLUSIVE (no real change to catch)"
     print(
         f"  flagged by asv: {len(flags)}; caught {len(match['caught'])}/{real}  "
         f"target {real}/{real}  {word}"
-        + (f"  ({len(unsettled)} of {len(ratios)} unsettled, not judged)" if unsettled else "")
+        + (f"  ({len(unsettled) + len(untimed)} of {len(wanted)} unsettled or untimed, "
+           "not judged)" if unsettled or untimed else "")
     )
     for name in match["missed"] + match["wrong_way"]:
         print(
@@ -93,24 +98,28 @@ def run_part(args, scratch, baseline, slowed, rounds, figures, again=()):
             f"    false alarm: bare x{ratios.get(name, math.nan):.2f}, "
             f"asv x{asv_ratio.get(name) or math.nan:.2f}  {name}"
         )
+    # What the passes' median alone says, settled or not: beside the verdict, so a reader
+    # sees what leaving the unsettled cases out changed.
+    median_only = stats.match_flags(ratios, flags, args.factor, untimed)
     if unsettled:
-        # What the passes' median alone would say, settled or not: beside the verdict, so
-        # a reader sees what leaving the unsettled cases out changed.
-        loose = stats.match_flags(ratios, flags, args.factor)
-        loose_real = len(loose["caught"]) + len(loose["missed"]) + len(loose["wrong_way"])
+        loose_real = sum(len(median_only[k]) for k in ("caught", "missed", "wrong_way"))
         print(f"  by the passes' median alone, unsettled cases too: caught "
-              f"{len(loose['caught'])}/{loose_real}, false alarms {len(loose['false'])} "
-              f"(not the verdict)")
-    changed = sorted(ratios.items(), key=lambda kv: -kv[1])[:5]
+              f"{len(median_only['caught'])}/{loose_real}, false alarms "
+              f"{len(median_only['false'])} (not the verdict)")
+    changed = sorted(((name, r) for name, r in ratios.items() if name not in unsettled),
+                     key=lambda kv: -kv[1])[:5]
     print(
-        "  largest real slowdowns: "
+        "  largest settled slowdowns: "
         + ", ".join(f"{name[len(MULTIPLY) :]} x{r:.2f}" for name, r in changed)
     )
     figures["sensitivity"] = {
         "env": args.slow_env,
         "truth_ratios": ratios,
         "truth_pass_ratios": pass_ratios,
+        "truth_passes_before_and_after_asv": TRUTH_PASSES_EACH_SIDE,
         "unsettled": unsettled,
+        "untimed": untimed,
+        "median_only": median_only,
         "flagged_first_pass": first_pass,
         "flagged": flags,
         "match": match,
@@ -126,11 +135,15 @@ def _compared(scratch, before, after, factor):
     return rows, stats.flagged(rows)
 
 
+def _case_name(case):
+    return case_id(MULTIPLY, map(repr, ("cpu", *case)))
+
+
 def _pass_ratios(*measured):
     """{case id: [slowed / default median of each pass]} over `measure_passes` answers,
-    for the cases every one of them timed."""
+    for the cases every one of them timed (nan where a default time is not positive)."""
     common = set.intersection(*(set(m) for m in measured))
-    return {case_id(MULTIPLY, map(repr, ("cpu", *case))):
-            [s["median"] / d["median"] for m in measured
-             for d, s in zip(m[case]["default"], m[case]["slowed"])]
+    return {_case_name(case):
+            [s["median"] / d["median"] if d["median"] > 0 else math.nan
+             for m in measured for d, s in zip(m[case]["default"], m[case]["slowed"])]
             for case in sorted(common, key=str)}

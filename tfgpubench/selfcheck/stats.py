@@ -316,12 +316,18 @@ def settle(pass_ratios, factor=FACTOR):
     run, by as much as the change to be judged: the truth cannot say whether the case
     changed past the factor, so neither a catch nor a false alarm is counted there."""
     def side(ratio):
+        if ratio is None or not math.isfinite(ratio):
+            return None  # a pass that could not say: never agrees with another
         return 1 if ratio > factor else -1 if ratio < 1 / factor else 0
 
-    ratios = {case: median(values) for case, values in pass_ratios.items()}
-    unsettled = sorted(case for case, values in pass_ratios.items()
-                       if len({side(v) for v in values}) > 1)
-    return ratios, unsettled
+    ratios, unsettled = {}, []
+    for case, values in pass_ratios.items():
+        sides = [side(v) for v in values]
+        if None in sides or len(set(sides)) > 1:
+            unsettled.append(case)
+        finite = [v for v in values if v is not None and math.isfinite(v)]
+        ratios[case] = median(finite) if finite else math.nan
+    return ratios, sorted(unsettled)
 
 
 def match_flags(truth_ratios, flags, factor=FACTOR, unsettled=()):
