@@ -87,6 +87,7 @@ def test_the_verdict_is_the_gates_after_its_second_pass(monkeypatch, capsys):
                   if "missed" in line and "1000, 'float32', 'function'" in line)
     assert "bare x0.87, asv x1.01" in missed
     assert got["unsettled"] == [] and got["untimed"] == []
+    assert got["truth_passes_each_side_of_asv"] == 2  # four pass ratios per case
     # Each pass's ratio is of that pass's two environments, taken seconds apart.
     eager = case_id(MULTIPLY, ["'cpu'", "2048", "'int32'", "'eager'"])
     assert got["truth_pass_ratios"][eager] == pytest.approx([TRUTH["truth_ratios"][eager]] * 4)

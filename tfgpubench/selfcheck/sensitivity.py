@@ -116,7 +116,7 @@ def run_part(args, scratch, baseline, slowed, rounds, figures, again=()):
         "env": args.slow_env,
         "truth_ratios": ratios,
         "truth_pass_ratios": pass_ratios,
-        "truth_passes_before_and_after_asv": TRUTH_PASSES_EACH_SIDE,
+        "truth_passes_each_side_of_asv": TRUTH_PASSES_EACH_SIDE,
         "unsettled": unsettled,
         "untimed": untimed,
         "median_only": median_only,
