@@ -13,8 +13,9 @@ as asv continuous does, keeps the scratch, and judges each pair by asv's rule
 - the same rounds, one value per round (the round's median, or its first sample,
   which is what `repeat = 1` would record);
 - with 8 rounds or more, a second pass: a case counts where rounds 1-4 flag it and
-  rounds 5-8, judged on their own, flag it again the same way (what `tfgpubench gate`
-  does: it measures the cases its first pass flags again before it calls a change).
+  rounds 5-8, judged on their own, flag it again the same way; rounds 1-4 judged at the
+  factor, then at its square root (what `tfgpubench gate` does: it measures again the
+  cases its first pass finds changed past that, and judges them at the factor).
 
 Beside each, its power on this run's own noise: how many of the >= 100 us cases the
 rule flags when B's samples are multiplied by 1.10, 1.15 and 1.25 (a known slowdown).
@@ -76,17 +77,18 @@ def flagged_ratio(first, second, factor=FACTOR):
     return None
 
 
-def confirmed_ratio(first, again, factor=FACTOR):
-    """The first pass's ratio where asv's rule flags a case in it and again, the same
-    way, in a second pass judged on its own; else None. first, again: (A's values,
-    B's values) of each pass."""
-    ratio = flagged_ratio(*first, factor)
+def confirmed_ratio(first, again, factor=FACTOR, screen=None):
+    """The second pass's ratio where asv's rule flags a case in the first pass at
+    `screen` (default: the factor) and again, the same way, in a second pass judged on
+    its own at the factor; else None. first, again: (A's values, B's values) of each
+    pass."""
+    ratio = flagged_ratio(*first, screen or factor)
     if ratio is None:
         return None
     repeat = flagged_ratio(*again, factor)
     if repeat is None or (ratio > 1) != (repeat > 1):
         return None
-    return ratio
+    return repeat
 
 
 def samples_by_round(root, commit, rounds_run):
@@ -147,34 +149,41 @@ def judge(root):
 
 
 def judge_confirmed(a, b):
-    """Rounds 1-4 as the gate's pass, rounds 5-8 as its confirmation of what it flagged."""
+    """Rounds 1-4 as the gate's pass, rounds 5-8 as its confirmation of what it flagged:
+    flagged at the factor, then (what the gate does) at its square root
+    (alerts.screening_factor)."""
+    from tfgpubench.alerts import screening_factor
+
     def passes(taken, other, slowdown=1.0):
         first = ([x for r in taken[:4] for x in r], [x * slowdown for r in other[:4] for x in r])
         again = ([x for r in taken[4:8] for x in r],
                  [x * slowdown for r in other[4:8] for x in r])
         return first, again
 
-    flags, once, compared, power = [], 0, 0, {k: [0, 0] for k in SLOWDOWNS}
-    for case, taken in a.items():
-        other = b.get(case)
-        if not other or not all(taken[:8]) or not all(other[:8]):
-            continue
-        compared += 1
-        first, again = passes(taken, other)
-        once += flagged_ratio(*first) is not None
-        ratio = confirmed_ratio(first, again)
-        if ratio:
-            flags.append(f"x{ratio:.2f} {case}")
-        if statistics.median(first[0]) >= 100e-6:
-            for k, counts in power.items():
-                counts[1] += 1
-                counts[0] += (confirmed_ratio(*passes(taken, other, k)) or 0) > 1
-    print(f"  4 rounds, every sample, confirmed by rounds 5-8: {len(flags)} of {compared} "
-          f"flagged ({once} by rounds 1-4 alone); B slowed "
-          + ", ".join(f"x{k}: {n} of {t} flagged" for k, (n, t) in power.items())
-          + " (cases >= 100 us)")
-    for flag in flags:
-        print(f"      {flag}")
+    for screen in (FACTOR, screening_factor(FACTOR)):
+        flags, once, compared, power = [], 0, 0, {k: [0, 0] for k in SLOWDOWNS}
+        for case, taken in a.items():
+            other = b.get(case)
+            if not other or not all(taken[:8]) or not all(other[:8]):
+                continue
+            compared += 1
+            first, again = passes(taken, other)
+            once += flagged_ratio(*first, screen) is not None
+            ratio = confirmed_ratio(first, again, screen=screen)
+            if ratio:
+                flags.append(f"x{ratio:.2f} {case}")
+            if statistics.median(first[0]) >= 100e-6:
+                for k, counts in power.items():
+                    counts[1] += 1
+                    counts[0] += (confirmed_ratio(*passes(taken, other, k), screen=screen)
+                                  or 0) > 1
+        print(f"  4 rounds, every sample, past x{screen:.3g} then confirmed by rounds 5-8 "
+              f"past x{FACTOR}: {len(flags)} of {compared} flagged ({once} measured again); "
+              "B slowed " + ", ".join(f"x{k}: {n} of {t} flagged"
+                                      for k, (n, t) in power.items())
+              + " (cases >= 100 us)")
+        for flag in flags:
+            print(f"      {flag}")
 
 
 def main():

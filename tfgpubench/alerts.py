@@ -43,6 +43,22 @@ MANN_WHITNEY, CI_APART, FACTOR_ONLY = ("Mann-Whitney U", "99% confidence interva
 FORMAT_VERSION = 1
 
 
+def screening_factor(factor):
+    """How far past 1 the gate's first pass must put a case (significant by asv's test)
+    for it to be measured again: half the factor's step on a log scale (x1.049 for 1.1).
+
+    A verdict still needs the factor, in the second pass. A real x1.15 slowdown whose first
+    pass read x1.07 gets its second pass instead of none: on the second VM's A/A data
+    (scripts/aa_by_round.py, 8 rounds of Multiply.time_multiply, rounds 1-4 as the first
+    pass and 5-8 as the second; two runs, each quiet and loaded; B's samples scaled to
+    make known slowdowns of the cases of 100 us or more) screening at the factor itself
+    caught 18 / 53 / 105 of 174 at x1.10 / x1.15 / x1.25, and at its square root
+    29 / 58 / 107, with no false flag either way in the 256 A/A case pairs; the screen
+    measured 34 cases again where the factor measured 29 (0-2 more per pair; 2026-12-07).
+    """
+    return math.sqrt(factor)
+
+
 def is_time_benchmark(name):
     """Whether asv's benchmark `name` (module.Class.method) is a time_ benchmark."""
     return name.rsplit(".", 1)[-1].startswith("time_")
@@ -145,8 +161,9 @@ class Alert:
     env: str = ""  # asv's environment name
     asv_exit: int = None  # asv continuous's exit status, where it was the judge
     # The gate's first pass, where the cases it flagged were measured again: its Verdicts
-    # on them (those the second pass did not flag again the same way: `not_confirmed`), and
-    # asv continuous's exit status on it (asv_exit is then the second pass's).
+    # on them, judged at screening_factor(factor) (those the second pass did not flag again
+    # the same way: `not_confirmed`), and asv continuous's exit status on it (asv_exit is
+    # then the second pass's).
     first_pass: list = None
     first_pass_asv_exit: int = None
 
@@ -220,8 +237,8 @@ def summary_data(alerts, notes=()):
 def rule(factor, second_pass=False):
     return (f"slower by more than {factor:g}x and significant by asv's test ({MANN_WHITNEY} "
             f"p < {P_THRESHOLD} on the samples, else {CI_APART}; one sample: the factor "
-            "alone)" + (", in the first pass and again in a second pass of the cases the "
-                        "first flagged" if second_pass else "")
+            "alone)" + (f" in a second pass of the cases the first flagged slower by more "
+                        f"than {screening_factor(factor):.3g}x" if second_pass else "")
             + ", or failed after running before")
 
 
@@ -250,8 +267,12 @@ def _ratio(verdict):
 
 def _second_pass(alert):
     dropped = alert.not_confirmed
-    line = (f"The first pass flagged {len(alert.first_pass)} case(s); each was measured "
-            "again, and only what the second pass flagged the same way counts here.")
+    screen = screening_factor(alert.factor)
+    past = [v for v in alert.first_pass
+            if v.ratio is not None and not 1 / alert.factor <= v.ratio <= alert.factor]
+    line = (f"The first pass flagged {len(alert.first_pass)} case(s) past x{screen:.3g} "
+            f"({len(past)} past x{alert.factor:g}); each was measured again, and only what "
+            "the second pass flagged the same way, past the factor, counts here.")
     if dropped:
         line += " Not flagged again the same way: " + ", ".join(
             f"`{v.case}` ({v.kind}, {_ratio(v)})" for v in dropped) + "."

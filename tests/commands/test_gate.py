@@ -111,10 +111,59 @@ def test_what_the_first_pass_flags_is_measured_again_and_judged_on_the_second():
     assert [v["case"] for v in data["not_confirmed"]] == [FAST.case]
     assert len(data["first_pass"]) == 2 and data["first_pass_asv_exit"] == 1
     text = alerts.markdown([alert])
-    assert "The first pass flagged 2 case(s); each was measured again" in text
+    assert "The first pass flagged 2 case(s) past x1.05 (2 past x1.1); each was measured " \
+           "again" in text
     assert f"Not flagged again the same way: `{FAST.case}` (faster, " in text
-    assert "and again in a second pass of the cases the first flagged" in text
+    assert "in a second pass of the cases the first flagged slower by more than 1.05x" in text
     assert "second pass" in alerts.summary_data([alert])["rule"]
+
+
+NEAR = verdict(("cpu", 1000, "int32", "function"), alerts.SLOWER, 1.07)
+
+
+class Screen:
+    """The first pass's files judged at the screening factor: its answer, and when it was
+    asked (how many asv continuous calls had run)."""
+
+    def __init__(self, passes, verdicts):
+        self.passes, self.verdicts, self.asked_after = passes, verdicts, []
+
+    def __call__(self):
+        self.asked_after.append(len(self.passes.calls))
+        return alerts.Alert("m", STACK_A, STACK_B, 1.1, list(self.verdicts), 64)
+
+
+@pytest.mark.parametrize("second,code", [([verdict(NEAR.params.values(), alerts.SLOWER, 1.16)],
+                                          1), ([], 0)])
+def test_a_case_past_the_screening_factor_is_measured_again(capsys, second, code):
+    # The first pass finds a case x1.07 slower, significant by asv's test: under the
+    # factor, so asv continuous exits 0, but past its square root. It is measured again,
+    # and a regression where the second pass finds it past the factor.
+    passes = Passes((0, []), (code, second))
+    screen = Screen(passes, [NEAR])
+    got, alert, _ = judge_twice(passes, ["-b", "time_"], screen=screen)
+    # Judged from the first pass's files before the second pass replaced them.
+    assert screen.asked_after == [1] and len(passes.calls) == 2
+    (pattern,) = split_bench_args(passes.calls[1])[0]
+    assert re.search(pattern, NEAR.case) and not re.search(pattern, SLOW.case)
+    assert got == code and [v.case for v in alert.regressions] == [v.case for v in second]
+    assert alert.first_pass == [NEAR] and alert.first_pass_asv_exit == 0
+    assert "flagged 0 case(s) past x1.1, and 1 more past x1.05 by asv's test" in \
+        capsys.readouterr().out
+    assert "The first pass flagged 1 case(s) past x1.05 (0 past x1.1)" in \
+        alerts.markdown([alert])
+
+
+def test_nothing_past_the_screening_factor_is_one_pass():
+    passes = Passes((0, []))
+    screen = Screen(passes, [])
+    code, alert, _ = judge_twice(passes, ["-b", "time_"], screen=screen)
+    assert code == 0 and len(passes.calls) == 1 and alert.first_pass is None
+
+
+def test_the_screening_factor_is_the_factors_square_root():
+    assert alerts.screening_factor(1.1) == pytest.approx(1.0488, abs=1e-4)
+    assert alerts.screening_factor(1.21) == pytest.approx(1.1)
 
 
 def test_a_second_pass_that_flags_nothing_passes_the_gate():

@@ -49,7 +49,9 @@ class ComparingScratch:
         self.outputs, self.runs = compare_outputs, []
 
     def compare(self, before, after, factor):
-        return self.outputs[(before, after)]
+        # One output for any factor, or {factor: output} where the factor matters.
+        answer = self.outputs[(before, after)]
+        return answer if isinstance(answer, str) else answer[factor]
 
     def run_interleaved(self, commits, rounds, bench=None, envs=None, progress=None):
         self.runs.append((commits, rounds, bench, envs))
@@ -94,9 +96,9 @@ def test_the_gates_verdict_is_what_both_passes_flagged_the_same_way():
     # c1 flagged again, c2 not, c3 again but the other way; c4 was never flagged first.
     second = {"c1": "+", "c3": "-", "c4": "+"}
     assert stats.second_pass_verdict(first, second) == {"c1": "+"}
-    assert noise.report_second_pass(None, {}, ("A2", "B2"), 1.1) == {}
+    assert noise.report_second_pass(None, {}, {}, ("A2", "B2"), 1.1) == {}
     # Without a second pass the first decides.
-    assert noise.report_second_pass(None, first, (), 1.1) == first
+    assert noise.report_second_pass(None, first, first, (), 1.1) == first
 
 
 def test_a_real_a_a_keeps_only_what_both_passes_flagged_the_same_way(capsys):
@@ -109,15 +111,55 @@ def test_a_real_a_a_keeps_only_what_both_passes_flagged_the_same_way(capsys):
         ("A2", "B2"): (FIXTURES / "compare_quiet_aa_second_pass.txt").read_text()})
     first = noise.time_flags(noise.flags_of(scratch, "A", "B", 1.1)[1])
     assert len(first) == 11
-    verdict = noise.report_second_pass(scratch, first, ("A2", "B2"), 1.1)
+    # Read at either factor, that pass flags the same cases (the recording is at 1.1).
+    verdict = noise.report_second_pass(scratch, first, first, ("A2", "B2"), 1.1)
     # 2048x2048 int32 graph_loop read faster in the first pass and slower in the second:
     # it counts for neither.
     graph_loop = "multiply.Multiply.time_multiply('cpu', 2048, 'int32', 'graph_loop')"
     assert first[graph_loop] == "-"
     assert verdict == {"multiply.Multiply.time_multiply('cpu', 32, 'int32', 'function')": "-"}
     out = capsys.readouterr().out
-    assert "measured again, as the gate does: 1 of 11 flagged again" in out
+    assert ("measured again, as the gate does: the 11 case(s) past x1.05 (11 past x1.1); "
+            "1 flagged again past x1.1") in out
     assert "x0.81  multiply.Multiply.time_multiply('cpu', 32, 'int32', 'function')" in out
+
+
+def test_a_case_past_the_screening_factor_is_measured_again_and_judged_at_the_factor(capsys):
+    import re
+
+    from tfgpubench import alerts
+    from tfgpubench.selfcheck import stats
+
+    from .conftest import FIXTURES
+
+    # selfcheck sensitivity on the second VM, 2026-12-07 11:06 UTC (kept scratch, asv
+    # compare run again on it): the first pass at 1.1 and at its square root, then the
+    # second pass, at 1.1, over the 17 cases the first flagged then.
+    screen = alerts.screening_factor(1.1)
+    first_pass = {1.1: (FIXTURES / "compare_sensitivity43_first_pass.txt").read_text(),
+                  screen: (FIXTURES / "compare_sensitivity43_first_pass_screened.txt")
+                  .read_text()}
+    scratch = ComparingScratch({
+        ("A", "B"): first_pass,
+        ("A2", "B2"): {1.1: (FIXTURES / "compare_sensitivity43_second_pass.txt").read_text()}})
+    at_factor = noise.time_flags(noise.flags_of(scratch, "A", "B", 1.1)[1])
+    screened = noise.screened(scratch, ("A", "B"), 1.1)
+    # 4096x4096 int32 eager read x1.09, significant by asv's test: under the factor, past
+    # its square root. It is measured again with the 17 the factor flags.
+    eager = "multiply.Multiply.time_multiply('cpu', 4096, 'int32', 'eager')"
+    assert len(at_factor) == 17 and eager not in at_factor
+    assert screened == dict(at_factor, **{eager: "+"})
+    cases = noise.measure_again(scratch, ("A", "B"), ("A2", "B2"), 4, 1.1)
+    assert cases == sorted(screened)
+    every_case = [r["name"] for r in stats.parse_compare(first_pass[1.1])]
+    ((_, _, patterns, _),) = scratch.runs
+    assert {n for n in every_case if any(re.search(p, n) for p in patterns)} == set(cases)
+    # The verdict: what the second pass flags past the factor, the same way as the screen.
+    verdict = noise.report_second_pass(scratch, at_factor, screened, ("A2", "B2"), 1.1)
+    second = noise.time_flags(noise.flags_of(scratch, "A2", "B2", 1.1)[1])
+    assert verdict == stats.second_pass_verdict(screened, second) and len(verdict) == 16
+    assert ("the 18 case(s) past x1.05 (17 past x1.1); 16 flagged again past x1.1"
+            in capsys.readouterr().out)
 
 
 def test_a_pair_that_flags_nothing_passes_without_a_second_pass(quiet_aa, capsys):

@@ -7,14 +7,16 @@ is asv continuous's: 0 no regression, 1 a regression ("PERFORMANCE DECREASED"), 
 benchmark failed (asv then compares nothing). A bad input stops the gate before
 anything runs: one line, exit status 2, no summary.
 
-Every case the first pass flags, slower or faster, is measured again, both stacks, in an
-`asv continuous` of those cases alone (its results replace the first's), and stays
-flagged only where that second pass flags it the same way; the exit status is then 1
-where a slowdown stays, else 0, or 2 where a benchmark failed (asv's own on each pass
-is in the JSON summary). On a shared
-machine a case's rounds can differ by more than the factor, and a round that ran slow
-flags a case as surely as a change does; two passes rarely both do, the same way (the
-README, "How good are these numbers"). --no-confirm judges the first pass alone.
+Every case the first pass finds slower or faster by asv's test past the screening factor
+(the factor's square root: alerts.screening_factor), is measured again, both stacks, in an
+`asv continuous` of those cases alone (its results replace the first's), and is flagged
+only where that second pass flags it the same way, past the factor; the exit status is
+then 1 where a slowdown stays, else 0, or 2 where a benchmark failed (asv's own on each
+pass is in the JSON summary). On a shared machine a case's rounds can differ by more than
+the factor, and a round that ran slow flags a case as surely as a change does; two passes
+rarely both do, the same way (the README, "How good are these numbers"). Screening below
+the factor gives a real change that read low in the first pass its second pass.
+--no-confirm judges the first pass alone, at the factor.
 
 --json and --markdown write the regressions (machine, stacks and commits, each case,
 its ratio with the 99% CI range, and the test that decided) from the very result files
@@ -58,8 +60,9 @@ def add_arguments(parser):
                         help="how much slower counts, with asv's significance test "
                              "(default: %(default)s)")
     parser.add_argument("--confirm", action=argparse.BooleanOptionalAction, default=True,
-                        help="measure the cases the first pass flags again, and judge them "
-                             "on that second pass (default: on)")
+                        help="measure again the cases the first pass finds changed past the "
+                             "factor's square root, and judge them on that second pass "
+                             "(default: on)")
     parser.add_argument("--json", metavar="FILE", help="write the regressions as JSON here")
     parser.add_argument("--markdown", metavar="FILE",
                         help="write them as Markdown here (e.g. $GITHUB_STEP_SUMMARY)")
@@ -77,26 +80,35 @@ def gate_asv_args(stack, asv_args):
     return rest + [arg for pattern in patterns or [GATED_BENCHMARKS] for arg in ("-b", pattern)]
 
 
-def judge_twice(continuous, asv_args, confirm=True, selected_cases=None):
+def judge_twice(continuous, asv_args, confirm=True, selected_cases=None, screen=None):
     """(exit status, Alert or None, note) of the gate. `continuous(asv_args)` runs asv
-    continuous and judges the files it saved. Where it flagged cases faster or slower,
-    they are measured again by a second `continuous` selecting them alone, and a case
-    stays flagged where that pass flags it the same way (alerts.confirmed); the exit
-    status is then 1 where a slowdown stays, else 0, or asv's 2 where a benchmark failed.
-    selected_cases(patterns): the cases asv's -b would select; where they are not the
-    flagged ones, the first pass decides (measuring others again would confirm nothing)."""
+    continuous and judges the files it saved at the factor; `screen()` judges the same
+    files at the screening factor (alerts.screening_factor; None: at the factor). The cases
+    the screen finds faster or slower are measured again by a second `continuous`
+    selecting them alone, and a case is flagged where that pass flags it the same way
+    (alerts.confirmed); the exit status is then 1 where a slowdown stays, else 0, or asv's
+    2 where a benchmark failed. selected_cases(patterns): the cases asv's -b would
+    select; where they are not the screened ones, the first pass decides (measuring
+    others again would confirm nothing)."""
     code, alert, note = continuous(asv_args)
-    again = alerts.to_measure_again(alert.verdicts) if confirm and alert and code in (0, 1) else []
+    if not (confirm and alert and code in (0, 1)):
+        return code, alert, note
+    # Judged now: the second pass's results will replace these files.
+    screened = (screen() if screen else None) or alert
+    first_pass = [v for v in screened.verdicts if v.kind in (alerts.SLOWER, alerts.FASTER)]
+    again = alerts.case_patterns(v.case for v in first_pass)
     if not again:
         return code, alert, note
-    first_pass = [v for v in alert.verdicts if v.kind in (alerts.SLOWER, alerts.FASTER)]
     if selected_cases is not None and selected_cases(again) != {v.case for v in first_pass}:
         why = ("the flagged cases could not be selected alone for a second pass: judged on "
                "the first")
         print(f"warning: {why}", file=sys.stderr)
         return code, alert, f"{note}; {why}" if note else why
-    print(f"\nasv continuous flagged {len(again)} case(s); measuring them again, both stacks, "
-          "before the verdict (--no-confirm: judge the first pass alone)", flush=True)
+    past = sum(v.kind in (alerts.SLOWER, alerts.FASTER) for v in alert.verdicts)
+    print(f"\nasv continuous flagged {past} case(s) past x{alert.factor:g}, and "
+          f"{len(again) - past} more past x{alerts.screening_factor(alert.factor):.3g} by "
+          "asv's test; measuring them again, both stacks, before the verdict (--no-confirm: "
+          "judge the first pass alone)", flush=True)
     # The second pass on its own: its samples replace the first's, never join them.
     rest = [arg for arg in split_bench_args(asv_args)[1] if arg != "--append-samples"]
     second_code, second, note = continuous(
@@ -144,6 +156,14 @@ def run(args):
                        {"label": new.label, "commit": hashes[new.label]})
     selected = alerts.selected_benchmarks(session.config_path, split_bench_args(asv_args)[0])
 
+    def judged(factor, code=None):
+        # asv continuous saved both stacks' results and judged them from those files: read
+        # the same files, for the benchmarks it selected, in the environments it used.
+        return alerts.compare_stacks(
+            session.results_dir, session.machine, *stacks_compared,
+            alerts.environment_names(session.config_path), selected, factor,
+            source="asv continuous", asv_exit=code)
+
     def continuous(args_for_asv):
         code = run_asv(asv_command(
             ["continuous", hashes[previous.label], hashes[new.label], "--machine",
@@ -151,12 +171,7 @@ def run(args):
              *args_for_asv], session.config_path))
         for message in ledger.repair(session.results_dir, session.snapshot_dir):
             print(message)
-        # asv continuous saved both stacks' results and judged them from those files: read
-        # the same files, for the benchmarks it selected, in the environments it used.
-        alert, note = alerts.compare_stacks(
-            session.results_dir, session.machine, *stacks_compared,
-            alerts.environment_names(session.config_path), selected, args.factor,
-            source="asv continuous", asv_exit=code)
+        alert, note = judged(args.factor, code)
         if alert is not None and code in (0, 1) and bool(alert.regressions) != (code == 1):
             # One rule, two readers of the same files: they must agree; say so if not.
             print(f"warning: asv continuous exited {code} but the summary finds "
@@ -165,7 +180,8 @@ def run(args):
 
     code, alert, note = judge_twice(
         continuous, asv_args, args.confirm,
-        lambda patterns: alerts.selected_cases(session.config_path, patterns))
+        lambda patterns: alerts.selected_cases(session.config_path, patterns),
+        screen=lambda: judged(alerts.screening_factor(args.factor))[0])
     found = [alert] if alert else []
     notes = [note] if note else []
     if code == 2:

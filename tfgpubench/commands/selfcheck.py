@@ -10,10 +10,11 @@ fidelity     every cpu case (each size, dtype and mode) under the real `asv run`
 noise        A/A: the time benchmarks of one stack measured under two commits, one round of
              each at a time in turn, as the gate's `asv continuous` does; once quiet, once
              while another process is busy on one core for a few seconds at a time;
-             `asv compare --factor 1.1`, and the cases it flags measured again, as the
-             gate does: target, no time case flagged by both passes the same way
+             `asv compare --factor 1.1`, and the cases it finds changed past 1.05 measured
+             again, as the gate does: target, no time case flagged by both passes the
+             same way, the second past 1.1
 sensitivity  the large cpu Multiply cases, default and with TF_NUM_INTRAOP_THREADS=1, rounds
-             interleaved, flagged cases measured again as the gate does: every case whose
+             interleaved, cases past 1.05 measured again as the gate does: every case whose
              bare-loop time changed by more than the factor (in every pass, before asv and
              after) must be flagged, nothing else; a case whose passes disagree is listed,
              judged neither way

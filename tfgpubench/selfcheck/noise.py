@@ -5,9 +5,10 @@ as the gate's `asv continuous` measures two stacks: one round of every case for
 each commit in turn, the order reversed every round (Scratch.run_interleaved).
 The first pair on a quiet machine, the second while a second process is busy on
 one core for a few seconds at a time (load.py). `asv compare --factor F` of each
-pair, then the gate's second pass (commands/gate.py): the time cases it flagged
+pair, then the gate's second pass (commands/gate.py): the time cases the first pass
+finds changed past the screening factor (alerts.screening_factor, F's square root)
 measured again under two more commits, interleaved alike, and judged on that pass
-alone. Target: no time case flagged either way by the gate's verdict. Also the
+alone, at F. Target: no time case flagged either way by the gate's verdict. Also the
 distribution of each case's spread (IQR / median).
 """
 
@@ -29,15 +30,23 @@ def time_flags(flags):
     return {n: m for n, m in flags.items() if ".time_" in n}
 
 
+def screened(scratch, pair, factor):
+    """{case: mark} of the time cases asv compare finds changed between the commits of
+    `pair` past the screening factor (alerts.screening_factor): what the gate measures
+    again."""
+    return time_flags(flags_of(scratch, *pair, alerts.screening_factor(factor))[1])
+
+
 def measure_again(scratch, pair, again, rounds, factor, envs=None, progress=None):
-    """The gate's second pass in the scratch: the time cases asv compare flags between
-    the commits of `pair`, measured again under the two commits `again`, `rounds` rounds
-    interleaved as the first. envs: {commit of `pair`: its environment}, carried over to
-    the commit of `again` in its place. Returns the cases measured again."""
-    cases = sorted(time_flags(flags_of(scratch, *pair, factor)[1]))
+    """The gate's second pass in the scratch: the time cases the first pass finds changed
+    between the commits of `pair` (screened), measured again under the two commits
+    `again`, `rounds` rounds interleaved as the first. envs: {commit of `pair`: its
+    environment}, carried over to the commit of `again` in its place. Returns the cases
+    measured again."""
+    cases = sorted(screened(scratch, pair, factor))
     if cases:
         if progress:
-            progress(f"    the gate's second pass: the {len(cases)} flagged case(s) again...")
+            progress(f"    the gate's second pass: the {len(cases)} screened case(s) again...")
         carried = {new: (envs or {}).get(old) for old, new in zip(pair, again)}
         scratch.run_interleaved(list(again), rounds, bench=alerts.case_patterns(cases),
                                 envs=carried, progress=progress)
@@ -56,15 +65,20 @@ def report_comparison(title, rows, flags):
     return timed
 
 
-def report_second_pass(scratch, first, again, factor):
-    """Print the gate's verdict: each case the first pass flagged, judged on its second
-    pass (`again`: its two commits); returns {case: mark} of those flagged again."""
-    if not first or not again:  # nothing flagged; or no second pass: the first decides
+def report_second_pass(scratch, first, screened_first, again, factor):
+    """Print the gate's verdict: each case the first pass screened ({case: mark},
+    `screened`), judged on its second pass (`again`: its two commits); returns {case: mark}
+    of those flagged again the same way, past the factor. first: the first pass's flags at
+    the factor, the verdict where there is no second pass."""
+    if not again:
         return dict(first)
+    if not screened_first:  # nothing to measure again
+        return {}
     rows, flags = flags_of(scratch, *again, factor)
-    verdict = stats.second_pass_verdict(first, flags)
-    print(f"    measured again, as the gate does: {len(verdict)} of {len(first)} flagged "
-          "again")
+    verdict = stats.second_pass_verdict(screened_first, flags)
+    print(f"    measured again, as the gate does: the {len(screened_first)} case(s) past "
+          f"x{alerts.screening_factor(factor):.3g} ({len(first)} past x{factor:g}); "
+          f"{len(verdict)} flagged again past x{factor:g}")
     for name, mark in sorted(verdict.items()):
         row = next(r for r in rows if r["name"] == name)
         print(f"    {mark} x{row['ratio']:.2f}  {name}")
@@ -120,12 +134,14 @@ def run_part(args, scratch, runs, figures):
         rows, flags = flags_of(scratch, before, after, args.factor)
         title = "quiet A/A" if name == "quiet" else f"A/A with {BurstyLoad().describe()}"
         timed = report_comparison(title, rows, flags)
-        confirmed = report_second_pass(scratch, timed, again, args.factor)
+        screened_first = screened(scratch, (before, after), args.factor) if again else {}
+        confirmed = report_second_pass(scratch, timed, screened_first, again, args.factor)
         print(f"    the gate's verdict: {len(confirmed)} time case(s) flagged  target 0  "
               f"{fmt.verdict(not confirmed)}")
         figures["noise"][name] = {"compared": len([r for r in rows if r["ratio"] is not None]),
                                   "flagged_first_pass": flags, "time_flagged_first_pass":
-                                  len(timed), "flagged": confirmed,
+                                  len(timed), "screened_first_pass": screened_first,
+                                  "flagged": confirmed,
                                   "time_flagged": len(confirmed),
                                   "rounds": report_drift(scratch, before, after, args.factor)}
         ok &= not confirmed

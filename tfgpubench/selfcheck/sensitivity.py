@@ -4,8 +4,9 @@ The large cpu Multiply cases are measured twice, the second time with a slowing
 environment (by default TF_NUM_INTRAOP_THREADS=1), their rounds interleaved as
 the gate's asv continuous interleaves two stacks'; every case whose time really changed by more than
 the factor must be flagged, in the right direction, and nothing else, by the
-gate's verdict: the cases the first pass flags are measured again, both ways, and
-judged on that second pass (noise.measure_again, commands/gate.py). What really
+gate's verdict: the cases the first pass finds changed past the screening factor
+(alerts.screening_factor) are measured again, both ways, and judged on that second
+pass, at the factor (noise.measure_again, commands/gate.py). What really
 changed is measured outside the suite's code: the same calls in bare loops
 (reference_worker.py), in both environments, in passes before asv's runs and after
 them. A case whose passes disagree about the factor (past it in one, within it in
@@ -15,6 +16,7 @@ listed, and judged neither way (stats.settle).
 
 import math
 
+from .. import alerts
 from .. import format as fmt
 from ..names import MULTIPLY, case_id
 from ..suite import grid
@@ -48,15 +50,19 @@ def run_part(args, scratch, baseline, slowed, rounds, figures, again=()):
     scratch.run_interleaved([baseline, slowed], rounds, bench=selection, envs=envs,
                             progress=progress)
     rows, first_pass = _compared(scratch, baseline, slowed, args.factor)
-    flags = first_pass
+    flags, screened = first_pass, {}
     if again and measure_again(scratch, (baseline, slowed), again, rounds, args.factor, envs,
                                progress):
+        screen = alerts.screening_factor(args.factor)
+        screened = _compared(scratch, baseline, slowed, screen)[1]
         measured_again, second = _compared(scratch, *again, args.factor)
-        flags = stats.second_pass_verdict(first_pass, second)
+        flags = stats.second_pass_verdict(screened, second)
         # asv's ratio of each case: its second pass's where it was measured again.
         rows = rows + [r for r in measured_again if r["ratio"] is not None]
-        print(f"  the first pass flagged {len(first_pass)}; measured again, as the gate "
-              f"does, {len(flags)} of them flagged again: the gate's verdict below")
+        print(f"  the first pass flagged {len(first_pass)} past x{args.factor:g}, and "
+              f"{len(screened) - len(first_pass)} more past x{screen:.3g}; measured again, "
+              f"as the gate does, {len(flags)} of them flagged again past x{args.factor:g}: "
+              "the gate's verdict below")
 
     progress("  the truth after asv: the same bare loops again...")
     after = measure_passes(wanted, truth_envs, TRUTH_PASSES_EACH_SIDE, progress)
@@ -121,6 +127,7 @@ def run_part(args, scratch, baseline, slowed, rounds, figures, again=()):
         "untimed": untimed,
         "median_only": median_only,
         "flagged_first_pass": first_pass,
+        "screened_first_pass": screened,
         "flagged": flags,
         "match": match,
         "really_changed": real,
