@@ -21,6 +21,7 @@ a slowdown; the machine's draws are.
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -42,20 +43,16 @@ def say(message):
     print(time.strftime("%H:%M:%S"), message, flush=True)
 
 
-def round_medians(samples, rounds):
-    """The median of each of `rounds` equal runs of `samples`, in order; [] where the
-    samples do not split evenly (rounds of unequal length cannot be told apart)."""
-    if not samples or len(samples) % rounds:
-        return []
-    size = len(samples) // rounds
-    return [statistics.median(samples[i:i + size]) for i in range(0, len(samples), size)]
+def ratios(default_rounds, slowed_rounds):
+    """(slowed / default of the medians of every sample, [the same of each round]), from
+    each side's samples round by round (lists of lists, in the order the rounds ran); a
+    round either side has no samples of is left out."""
+    def every(rounds):
+        return [x for taken in rounds for x in taken]
 
-
-def ratios(default, slowed, rounds):
-    """(slowed / default of the medians, [the same of each round]) of two sample lists."""
-    whole = statistics.median(slowed) / statistics.median(default)
-    return whole, [s / d for d, s in zip(round_medians(default, rounds),
-                                         round_medians(slowed, rounds))]
+    whole = statistics.median(every(slowed_rounds)) / statistics.median(every(default_rounds))
+    return whole, [statistics.median(s) / statistics.median(d)
+                   for d, s in zip(default_rounds, slowed_rounds) if d and s]
 
 
 def case_name(case):
@@ -71,32 +68,39 @@ def line(way, case, whole, each):
 
 
 def through_asv(cases, variable, value):
-    """{mode: (ratio, round ratios)} of the cases measured by asv, default and slowed."""
+    """{case: (ratio, round ratios)} of the cases measured by asv, default and slowed; the
+    scratch folder is kept, and named."""
     from tfgpubench.alerts import case_patterns
     from tfgpubench.selfcheck.asvruns import Scratch
-    from tfgpubench.selfcheck.stats import unroll_results
+    from tfgpubench.selfcheck.stats import split_rounds, unroll_results
 
     root = Path(tempfile.mkdtemp(prefix="slowdown-under-asv-"))
+    say(f"  asv's scratch, kept: {root}")
     scratch = Scratch(root, ROOT / "asv.conf.json", commits=2)
     default, slowed = scratch.hashes[:2]
     scratch.run_interleaved([default, slowed], ASV_ROUNDS,
                             bench=case_patterns(case_name(case) for case in cases),
                             envs={slowed: {variable: value}})
-    got = {c: unroll_results(scratch.result_file(c)) for c in (default, slowed)}
+    results = {c: unroll_results(scratch.result_file(c)) for c in (default, slowed)}
+    # asv takes 5-10 samples a round (Multiply.repeat): where each round's end is recorded.
+    by_round = {}
+    for commit, _, taken in split_rounds(results, scratch.rounds_run):
+        for name, samples in taken.items():
+            by_round.setdefault((commit, name), []).append(samples)
     out = {}
     for case in cases:
-        a, b = got[default].get(case_name(case)), got[slowed].get(case_name(case))
-        if a and b and a["samples"] and b["samples"]:
-            out[case] = ratios(a["samples"], b["samples"], ASV_ROUNDS)
+        a, b = by_round.get((default, case_name(case))), by_round.get((slowed, case_name(case)))
+        if a and b and any(a) and any(b):
+            out[case] = ratios(a, b)
     return out
 
 
 def engine_alone(cases, variable, value):
     """{case: (ratio, round ratios)} of the cases timed by engines without asv."""
-    clients = {}
+    clients, folders = {}, []
     for name, extra in (("default", {}), ("slowed", {variable: value})):
-        folder = tempfile.mkdtemp(prefix="slowdown-engine-")  # 0700: an engine's own
-        env = dict(os.environ, TFGPUBENCH_ENGINE_DIR=folder, **extra)
+        folders.append(tempfile.mkdtemp(prefix="slowdown-engine-"))  # 0700: its engine's
+        env = dict(os.environ, TFGPUBENCH_ENGINE_DIR=folders[-1], **extra)
         clients[name] = subprocess.Popen(
             [sys.executable, __file__, "--client", json.dumps(cases)], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, text=True, env=env)
@@ -111,14 +115,19 @@ def engine_alone(cases, variable, value):
                 for name in order:
                     clients[name].stdin.write(f"{index}\n")
                     clients[name].stdin.flush()
-                    per_round.setdefault((index, name), []).extend(
+                    per_round.setdefault((index, name), []).append(
                         json.loads(clients[name].stdout.readline()))
     finally:
         for client in clients.values():
             client.stdin.close()
-            client.wait()
-    return {tuple(case): ratios(per_round[(i, "default")], per_round[(i, "slowed")],
-                                ENGINE_ROUNDS) for i, case in enumerate(cases)}
+            try:
+                client.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                client.kill()
+        for folder in folders:
+            shutil.rmtree(folder, ignore_errors=True)  # an engine ends once its socket goes
+    return {tuple(case): ratios(per_round[(i, "default")], per_round[(i, "slowed")])
+            for i, case in enumerate(cases)}
 
 
 def client(cases):
@@ -126,18 +135,20 @@ def client(cases):
     SAMPLES samples as asv takes them (the quiet-gate wait, then one block), per op."""
     from benchmarks import engine
 
-    blocks = [engine.block("multiply:multiply_block", "cpu", *case) for case in cases]
-    print("ready", flush=True)
-    for request in sys.stdin:
-        block, samples = blocks[int(request)], []
-        for _ in range(SAMPLES):
-            block.before_sample()
-            before = block.seconds
-            block()
-            samples.append((block.seconds - before) / block.ops)
-        print(json.dumps(samples), flush=True)
-    # Its engine would otherwise idle on for engine.IDLE_SECONDS.
-    engine.stop_engines(os.environ[engine.ENGINE_DIR_ENV])
+    try:
+        blocks = [engine.block("multiply:multiply_block", "cpu", *case) for case in cases]
+        print("ready", flush=True)
+        for request in sys.stdin:
+            block, samples = blocks[int(request)], []
+            for _ in range(SAMPLES):
+                block.before_sample()
+                before = block.seconds
+                block()
+                samples.append((block.seconds - before) / block.ops)
+            print(json.dumps(samples), flush=True)
+    finally:
+        # Its engine would otherwise idle on for engine.IDLE_SECONDS.
+        engine.stop_engines(os.environ[engine.ENGINE_DIR_ENV])
 
 
 def main():

@@ -190,6 +190,8 @@ class Alert:
                 "regressions": [v.as_data() for v in self.regressions],
                 "improvements": [v.as_data() for v in self.improvements]}
         if self.first_pass is not None:
+            # The first pass's verdicts are at this factor, not the one above.
+            data["screening_factor"] = screening_factor(self.factor)
             data["first_pass"] = [v.as_data() for v in self.first_pass]
             data["first_pass_asv_exit"] = self.first_pass_asv_exit
             data["not_confirmed"] = [v.as_data() for v in self.not_confirmed]
@@ -212,7 +214,8 @@ def case_patterns(cases):
 
 def to_measure_again(verdicts):
     """asv -b patterns of the cases of `verdicts` that asv's test found faster or slower:
-    what the gate measures again (a failure, or a fix, is no draw of the machine)."""
+    what the gate measures again, of its first pass's verdicts at the screening factor (a
+    failure, or a fix, is no draw of the machine)."""
     return case_patterns(v.case for v in verdicts if v.kind in (SLOWER, FASTER))
 
 
@@ -238,7 +241,7 @@ def rule(factor, second_pass=False):
     return (f"slower by more than {factor:g}x and significant by asv's test ({MANN_WHITNEY} "
             f"p < {P_THRESHOLD} on the samples, else {CI_APART}; one sample: the factor "
             "alone)" + (f" in a second pass of the cases the first flagged slower by more "
-                        f"than {screening_factor(factor):.3g}x" if second_pass else "")
+                        f"than {screening_factor(factor):.4g}x" if second_pass else "")
             + ", or failed after running before")
 
 
@@ -270,7 +273,7 @@ def _second_pass(alert):
     screen = screening_factor(alert.factor)
     past = [v for v in alert.first_pass
             if v.ratio is not None and not 1 / alert.factor <= v.ratio <= alert.factor]
-    line = (f"The first pass flagged {len(alert.first_pass)} case(s) past x{screen:.3g} "
+    line = (f"The first pass flagged {len(alert.first_pass)} case(s) past x{screen:.4g} "
             f"({len(past)} past x{alert.factor:g}); each was measured again, and only what "
             "the second pass flagged the same way, past the factor, counts here.")
     if dropped:

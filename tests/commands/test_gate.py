@@ -111,10 +111,10 @@ def test_what_the_first_pass_flags_is_measured_again_and_judged_on_the_second():
     assert [v["case"] for v in data["not_confirmed"]] == [FAST.case]
     assert len(data["first_pass"]) == 2 and data["first_pass_asv_exit"] == 1
     text = alerts.markdown([alert])
-    assert "The first pass flagged 2 case(s) past x1.05 (2 past x1.1); each was measured " \
+    assert "The first pass flagged 2 case(s) past x1.049 (2 past x1.1); each was measured " \
            "again" in text
     assert f"Not flagged again the same way: `{FAST.case}` (faster, " in text
-    assert "in a second pass of the cases the first flagged slower by more than 1.05x" in text
+    assert "in a second pass of the cases the first flagged slower by more than 1.049x" in text
     assert "second pass" in alerts.summary_data([alert])["rule"]
 
 
@@ -148,10 +148,27 @@ def test_a_case_past_the_screening_factor_is_measured_again(capsys, second, code
     assert re.search(pattern, NEAR.case) and not re.search(pattern, SLOW.case)
     assert got == code and [v.case for v in alert.regressions] == [v.case for v in second]
     assert alert.first_pass == [NEAR] and alert.first_pass_asv_exit == 0
-    assert "flagged 0 case(s) past x1.1, and 1 more past x1.05 by asv's test" in \
+    assert "flagged 0 case(s) past x1.1, and 1 more past x1.049 by asv's test" in \
         capsys.readouterr().out
-    assert "The first pass flagged 1 case(s) past x1.05 (0 past x1.1)" in \
+    assert "The first pass flagged 1 case(s) past x1.049 (0 past x1.1)" in \
         alerts.markdown([alert])
+
+
+def test_a_case_past_the_factor_is_measured_again_whatever_the_screen_says(capsys):
+    # Were the screen ever to leave out a case the first pass flagged (or to fail), that
+    # case is still measured again.
+    for screened in ([NEAR], None):
+        passes = Passes((1, [SLOW]), (1, [SLOW]))
+        code, alert, _ = judge_twice(passes, ["-b", "time_"],
+                                     screen=lambda answer=screened: answer and alerts.Alert(
+                                         "m", STACK_A, STACK_B, 1.1, answer, 64))
+        (patterns, _) = split_bench_args(passes.calls[1])
+        assert any(re.search(p, SLOW.case) for p in patterns)
+        assert code == 1 and alert.regressions == [SLOW]
+    assert "warning: the first pass could not be judged at the screening factor" in \
+        capsys.readouterr().err
+    # The JSON says at which factor its first pass was judged.
+    assert alert.as_data()["screening_factor"] == pytest.approx(1.1 ** 0.5)
 
 
 def test_nothing_past_the_screening_factor_is_one_pass():

@@ -119,7 +119,7 @@ def test_a_real_a_a_keeps_only_what_both_passes_flagged_the_same_way(capsys):
     assert first[graph_loop] == "-"
     assert verdict == {"multiply.Multiply.time_multiply('cpu', 32, 'int32', 'function')": "-"}
     out = capsys.readouterr().out
-    assert ("measured again, as the gate does: the 11 case(s) past x1.05 (11 past x1.1); "
+    assert ("measured again, as the gate does: the 11 case(s) past x1.049 (11 past x1.1); "
             "1 flagged again past x1.1") in out
     assert "x0.81  multiply.Multiply.time_multiply('cpu', 32, 'int32', 'function')" in out
 
@@ -155,11 +155,26 @@ def test_a_case_past_the_screening_factor_is_measured_again_and_judged_at_the_fa
     ((_, _, patterns, _),) = scratch.runs
     assert {n for n in every_case if any(re.search(p, n) for p in patterns)} == set(cases)
     # The verdict: what the second pass flags past the factor, the same way as the screen.
+    # That run measured the 17 again (16 flagged again), not 4096x4096 int32 eager: here
+    # its second pass is made to find that case x1.17 slower, and the verdict holds it.
+    scratch.outputs["A2", "B2"] = {1.1: second_pass_flagging(eager, "+", 1.17)}
     verdict = noise.report_second_pass(scratch, at_factor, screened, ("A2", "B2"), 1.1)
-    second = noise.time_flags(noise.flags_of(scratch, "A2", "B2", 1.1)[1])
-    assert verdict == stats.second_pass_verdict(screened, second) and len(verdict) == 16
-    assert ("the 18 case(s) past x1.05 (17 past x1.1); 16 flagged again past x1.1"
+    assert len(verdict) == 17 and verdict[eager] == "+"
+    assert set(verdict) - {eager} <= set(at_factor)
+    assert ("the 18 case(s) past x1.049 (17 past x1.1); 17 flagged again past x1.1"
             in capsys.readouterr().out)
+
+
+def second_pass_flagging(case, mark, ratio):
+    """The real second pass of 2026-12-07 11:06 (compare_sensitivity43_second_pass.txt),
+    with `case`, which it did not measure, edited in as flagged `mark` at `ratio`."""
+    from .conftest import FIXTURES
+
+    text = (FIXTURES / "compare_sensitivity43_second_pass.txt").read_text()
+    lines = text.splitlines()
+    (at,) = [i for i, line in enumerate(lines) if line.rstrip(" |").endswith(case)]
+    lines[at] = f"| {mark}        | 4.80±0.4ms | {4.80 * ratio:.2f}±0.2ms | {ratio} | {case} |"
+    return "\n".join(lines) + "\n"
 
 
 def test_a_pair_that_flags_nothing_passes_without_a_second_pass(quiet_aa, capsys):

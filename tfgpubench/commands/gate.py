@@ -94,9 +94,18 @@ def judge_twice(continuous, asv_args, confirm=True, selected_cases=None, screen=
     if not (confirm and alert and code in (0, 1)):
         return code, alert, note
     # Judged now: the second pass's results will replace these files.
-    screened = (screen() if screen else None) or alert
-    first_pass = [v for v in screened.verdicts if v.kind in (alerts.SLOWER, alerts.FASTER)]
-    again = alerts.case_patterns(v.case for v in first_pass)
+    screened = screen() if screen else alert
+    if screened is None:
+        print("warning: the first pass could not be judged at the screening factor: only "
+              "its cases past the factor are measured again", file=sys.stderr)
+        screened = alert
+    changed = (alerts.SLOWER, alerts.FASTER)
+    first_pass = [v for v in screened.verdicts if v.kind in changed]
+    # A case past the factor is past its square root too; should the two ever disagree,
+    # no case the first pass flagged goes unmeasured.
+    picked = {v.case for v in first_pass}
+    first_pass += [v for v in alert.verdicts if v.kind in changed and v.case not in picked]
+    again = alerts.to_measure_again(first_pass)
     if not again:
         return code, alert, note
     if selected_cases is not None and selected_cases(again) != {v.case for v in first_pass}:
@@ -106,7 +115,7 @@ def judge_twice(continuous, asv_args, confirm=True, selected_cases=None, screen=
         return code, alert, f"{note}; {why}" if note else why
     past = sum(v.kind in (alerts.SLOWER, alerts.FASTER) for v in alert.verdicts)
     print(f"\nasv continuous flagged {past} case(s) past x{alert.factor:g}, and "
-          f"{len(again) - past} more past x{alerts.screening_factor(alert.factor):.3g} by "
+          f"{len(again) - past} more past x{alerts.screening_factor(alert.factor):.4g} by "
           "asv's test; measuring them again, both stacks, before the verdict (--no-confirm: "
           "judge the first pass alone)", flush=True)
     # The second pass on its own: its samples replace the first's, never join them.

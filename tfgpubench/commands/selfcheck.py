@@ -10,11 +10,11 @@ fidelity     every cpu case (each size, dtype and mode) under the real `asv run`
 noise        A/A: the time benchmarks of one stack measured under two commits, one round of
              each at a time in turn, as the gate's `asv continuous` does; once quiet, once
              while another process is busy on one core for a few seconds at a time;
-             `asv compare --factor 1.1`, and the cases it finds changed past 1.05 measured
+             `asv compare --factor 1.1`, and the cases it finds changed past 1.049 measured
              again, as the gate does: target, no time case flagged by both passes the
              same way, the second past 1.1
 sensitivity  the large cpu Multiply cases, default and with TF_NUM_INTRAOP_THREADS=1, rounds
-             interleaved, cases past 1.05 measured again as the gate does: every case whose
+             interleaved, cases past 1.049 measured again as the gate does: every case whose
              bare-loop time changed by more than the factor (in every pass, before asv and
              after) must be flagged, nothing else; a case whose passes disagree is listed,
              judged neither way
@@ -159,8 +159,8 @@ def _parts(args, root, parts, figures, save):
     scratch = asvruns.Scratch(root, args.config, commits=14, launch_method=launch_method)
     (fidelity_run, quiet_a, quiet_b, loaded_a, loaded_b, cost_run, baseline, slowed,
      *second_passes) = scratch.hashes
-    # The gate measures again what its first pass flags (commands/gate.py): two more
-    # commits for each comparison's second pass.
+    # The gate measures again what its first pass finds changed past the screening factor
+    # (commands/gate.py): two more commits for each comparison's second pass.
     quiet_again, loaded_again, slowed_again = zip(second_passes[::2], second_passes[1::2])
     rounds = suite_module("multiply").Multiply.rounds
     ok = True

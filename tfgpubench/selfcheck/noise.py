@@ -77,7 +77,7 @@ def report_second_pass(scratch, first, screened_first, again, factor):
     rows, flags = flags_of(scratch, *again, factor)
     verdict = stats.second_pass_verdict(screened_first, flags)
     print(f"    measured again, as the gate does: the {len(screened_first)} case(s) past "
-          f"x{alerts.screening_factor(factor):.3g} ({len(first)} past x{factor:g}); "
+          f"x{alerts.screening_factor(factor):.4g} ({len(first)} past x{factor:g}); "
           f"{len(verdict)} flagged again past x{factor:g}")
     for name, mark in sorted(verdict.items()):
         row = next(r for r in rows if r["name"] == name)
@@ -140,14 +140,16 @@ def run_part(args, scratch, runs, figures):
               f"{fmt.verdict(not confirmed)}")
         figures["noise"][name] = {"compared": len([r for r in rows if r["ratio"] is not None]),
                                   "flagged_first_pass": flags, "time_flagged_first_pass":
-                                  len(timed), "screened_first_pass": screened_first,
+                                  len(timed),
+                                  # time cases only; {} where there is no second pass
+                                  "screened_first_pass": screened_first,
                                   "flagged": confirmed,
                                   "time_flagged": len(confirmed),
                                   "rounds": report_drift(scratch, before, after, args.factor)}
         ok &= not confirmed
     spreads = {}
-    # Each pair's first pass: every case once (a second pass holds only the flagged ones,
-    # and none where nothing was flagged).
+    # Each pair's first pass: every case once (a second pass holds only the screened ones,
+    # and none where nothing was screened).
     for commit in {c for before, after, *_ in runs.values() for c in (before, after)}:
         for case, value in stats.spreads(stats.unroll_results(scratch.result_file(commit))).items():
             spreads.setdefault(case, []).append(value)

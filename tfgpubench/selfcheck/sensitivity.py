@@ -60,7 +60,7 @@ def run_part(args, scratch, baseline, slowed, rounds, figures, again=()):
         # asv's ratio of each case: its second pass's where it was measured again.
         rows = rows + [r for r in measured_again if r["ratio"] is not None]
         print(f"  the first pass flagged {len(first_pass)} past x{args.factor:g}, and "
-              f"{len(screened) - len(first_pass)} more past x{screen:.3g}; measured again, "
+              f"{len(screened) - len(first_pass)} more past x{screen:.4g}; measured again, "
               f"as the gate does, {len(flags)} of them flagged again past x{args.factor:g}: "
               "the gate's verdict below")
 
