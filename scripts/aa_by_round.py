@@ -177,7 +177,7 @@ def judge_confirmed(a, b):
                     counts[1] += 1
                     counts[0] += (confirmed_ratio(*passes(taken, other, k), screen=screen)
                                   or 0) > 1
-        print(f"  4 rounds, every sample, past x{screen:.3g} then confirmed by rounds 5-8 "
+        print(f"  4 rounds, every sample, past x{screen:.4g} then confirmed by rounds 5-8 "
               f"past x{FACTOR}: {len(flags)} of {compared} flagged ({once} measured again); "
               "B slowed " + ", ".join(f"x{k}: {n} of {t} flagged"
                                       for k, (n, t) in power.items())

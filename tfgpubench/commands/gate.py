@@ -113,7 +113,7 @@ def judge_twice(continuous, asv_args, confirm=True, selected_cases=None, screen=
                "the first")
         print(f"warning: {why}", file=sys.stderr)
         return code, alert, f"{note}; {why}" if note else why
-    past = sum(v.kind in (alerts.SLOWER, alerts.FASTER) for v in alert.verdicts)
+    past = sum(v.kind in changed for v in alert.verdicts)
     print(f"\nasv continuous flagged {past} case(s) past x{alert.factor:g}, and "
           f"{len(again) - past} more past x{alerts.screening_factor(alert.factor):.4g} by "
           "asv's test; measuring them again, both stacks, before the verdict (--no-confirm: "

@@ -42,15 +42,16 @@ def measure_again(scratch, pair, again, rounds, factor, envs=None, progress=None
     between the commits of `pair` (screened), measured again under the two commits
     `again`, `rounds` rounds interleaved as the first. envs: {commit of `pair`: its
     environment}, carried over to the commit of `again` in its place. Returns the cases
-    measured again."""
-    cases = sorted(screened(scratch, pair, factor))
+    measured again, as screened's {case: mark}."""
+    picked = screened(scratch, pair, factor)
+    cases = sorted(picked)
     if cases:
         if progress:
             progress(f"    the gate's second pass: the {len(cases)} screened case(s) again...")
         carried = {new: (envs or {}).get(old) for old, new in zip(pair, again)}
         scratch.run_interleaved(list(again), rounds, bench=alerts.case_patterns(cases),
                                 envs=carried, progress=progress)
-    return cases
+    return picked
 
 
 def report_comparison(title, rows, flags):

@@ -50,11 +50,11 @@ def run_part(args, scratch, baseline, slowed, rounds, figures, again=()):
     scratch.run_interleaved([baseline, slowed], rounds, bench=selection, envs=envs,
                             progress=progress)
     rows, first_pass = _compared(scratch, baseline, slowed, args.factor)
-    flags, screened = first_pass, {}
-    if again and measure_again(scratch, (baseline, slowed), again, rounds, args.factor, envs,
-                               progress):
+    flags = first_pass
+    screened = measure_again(scratch, (baseline, slowed), again, rounds, args.factor, envs,
+                             progress) if again else {}
+    if screened:
         screen = alerts.screening_factor(args.factor)
-        screened = _compared(scratch, baseline, slowed, screen)[1]
         measured_again, second = _compared(scratch, *again, args.factor)
         flags = stats.second_pass_verdict(screened, second)
         # asv's ratio of each case: its second pass's where it was measured again.
