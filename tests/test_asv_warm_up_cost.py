@@ -2,17 +2,15 @@
 parameter, each case's ratio is of its own medians, the two orders are combined so the
 order's effect cancels, and each round's first sample is held to its own round's median."""
 
-import importlib.util
 import math
 from pathlib import Path
 
 import pytest
 
+from tests.script_loader import load_script
+
 ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("asv_warm_up_cost",
-                                              ROOT / "scripts" / "asv_warm_up_cost.py")
-cost = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(cost)
+cost = load_script("asv_warm_up_cost")
 
 BENCH = cost.BENCHMARK
 

@@ -1,17 +1,13 @@
 """scripts/bare_multiply_loops.py: how it calibrates and what it writes down."""
 
-import importlib.util
 import json
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("bare_multiply_loops",
-                                              ROOT / "scripts" / "bare_multiply_loops.py")
-bare = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(bare)
+from tests.script_loader import load_script
+
+bare = load_script("bare_multiply_loops")
 
 
 class FakeClock:

@@ -1,17 +1,13 @@
 """scripts/engine_against_revision.py: the other revision's engine is its own package, the
 figures are over the bare loop's pooled samples, and a real run leaves no engine behind."""
 
-import importlib.util
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("engine_against_revision",
-                                              ROOT / "scripts" / "engine_against_revision.py")
-against = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(against)
+from tests.script_loader import load_script
+
+against = load_script("engine_against_revision")
 
 
 def test_the_summary_gives_each_way_over_the_bare_loop_and_the_change_between_them():

@@ -1,18 +1,15 @@
 """scripts/forkserver_hold.py: every way's samples of a case come from the one engine, the
 ratios are over the direct way's, and the script is left running, its engine ended."""
 
-import importlib.util
 import os
 import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("forkserver_hold",
-                                              ROOT / "scripts" / "forkserver_hold.py")
-hold = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(hold)
+from tests.script_loader import load_script
+
+hold = load_script("forkserver_hold")
 
 
 def test_the_ratios_are_each_ways_median_over_directs():

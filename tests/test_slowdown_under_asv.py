@@ -2,16 +2,11 @@
 side's, of every sample and round by round, and asv is asked for exactly the cases the
 engine times."""
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("slowdown_under_asv",
-                                              ROOT / "scripts" / "slowdown_under_asv.py")
-slowdown = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(slowdown)
+from tests.script_loader import load_script
+
+slowdown = load_script("slowdown_under_asv")
 
 
 def test_a_ratio_is_slowed_over_default_of_every_sample_and_of_each_round():

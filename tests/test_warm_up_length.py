@@ -2,17 +2,15 @@
 length changed, the ratios are over the reference's pooled samples, and a real run leaves
 no engine behind."""
 
-import importlib.util
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.script_loader import load_script
+
 ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("warm_up_length",
-                                              ROOT / "scripts" / "warm_up_length.py")
-warm = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(warm)
+warm = load_script("warm_up_length")
 
 
 def test_the_copy_warms_up_every_size_alike_and_changes_nothing_else():
