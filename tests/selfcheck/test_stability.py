@@ -44,28 +44,59 @@ def test_steady_throughout_needs_both_probes_steady_at_one_speed():
     assert not stability.across_the_run(switching, start)["steady"]
 
 
+class ProbeWorker:
+    """The reference worker as the stability part uses it: each probe's loops, in turn,
+    from `speeds` (one list of loops per call)."""
+
+    def __init__(self, speeds):
+        self.speeds, self.asked = iter(speeds), []
+
+    def __call__(self):
+        return self
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def loops(self, size, dtype, mode, seconds):
+        self.asked.append((size, dtype, mode))
+        return next(self.speeds)
+
+
+STEADY, SWITCHING = [10e-6] * 500, [10e-6] * 650 + [15e-6] * 350
+
+
 def test_the_probe_at_the_end_is_read_against_the_first(monkeypatch, capsys):
-    speeds = iter([[10e-6] * 500, [10e-6] * 650 + [15e-6] * 350])
-
-    class Worker:
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            return False
-
-        def loops(self, size, dtype, mode, seconds):
-            return next(speeds)
-
-    monkeypatch.setattr(stability, "ReferenceWorker", Worker)
+    worker = ProbeWorker([STEADY, STEADY, SWITCHING, STEADY])
+    monkeypatch.setattr(stability, "ReferenceWorker", worker)
     args, figures = SimpleNamespace(factor=1.1), {}
     assert stability.run_part(args, figures) is True
     assert stability.run_part(args, figures, again=True) is False
     out = capsys.readouterr().out
     assert "stability, again after the other parts" in out
-    assert "steady at the start PASS, at the end FAIL" in out
+    assert "across the run, one core: steady at the start PASS, at the end FAIL" in out
+    assert "across the run, every core: steady at the start PASS, at the end PASS" in out
     assert figures["stability"]["steady"] and not figures["stability_after"]["steady"]
-    assert figures["stability_across_the_run"]["steady"] is False
+    run = figures["stability_across_the_run"]
+    assert run["steady"] is False and run["every_core"]["steady"] is True
+    # Each probe times its own case, the seed's and a large one, in that order.
+    assert worker.asked == [(2, "int32", "eager"), (2048, "float32", "eager")] * 2
+
+
+def test_steady_on_one_core_is_not_steady_across_them(monkeypatch, capsys):
+    # As the suite's VM read at one moment: the 2x2 loop steady, the op split over both
+    # cores slow in a quarter of its loops.
+    split = [600e-6] * 750 + [800e-6] * 250
+    monkeypatch.setattr(stability, "ReferenceWorker", ProbeWorker([STEADY, split]))
+    figures = {}
+    assert stability.run_part(SimpleNamespace(factor=1.1), figures) is False
+    assert figures["stability"]["one_core"]["steady"]
+    assert figures["stability"]["every_core"]["p90_over_fast"] == pytest.approx(800 / 600)
+    out = capsys.readouterr().out
+    assert "steady on one core, not across them" in out
+    assert "not steady to the targets" not in out
 
 
 def test_the_worker_times_loops_back_to_back_for_the_time_asked():
