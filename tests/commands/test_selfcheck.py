@@ -63,7 +63,7 @@ def test_a_self_check_cut_short_keeps_the_figures_of_the_parts_it_finished(
     from tfgpubench.selfcheck import asvruns, stability
 
     def measured(args, figures, again=False):
-        figures["stability"] = {"p90_over_fast": 1.08}
+        figures["stability"] = {"probes": {"small": {"p90_over_fast": 1.08}}}
         return True
 
     def cut_short(*args, **kwargs):
@@ -76,7 +76,7 @@ def test_a_self_check_cut_short_keeps_the_figures_of_the_parts_it_finished(
     assert cli.main(["selfcheck", "--only", "stability", "--only", "noise",
                      "--json", str(out)]) == 130
     figures = json.loads(out.read_text())
-    assert figures["stability"] == {"p90_over_fast": 1.08}
+    assert figures["stability"] == {"probes": {"small": {"p90_over_fast": 1.08}}}
     assert figures["complete"] is False and figures["selfcheck_seconds"] >= 0
 
 
@@ -118,10 +118,11 @@ def test_quick_run_prints_each_fidelity_figure_with_its_target(tmp_path):
     assert "the reference against itself (its two halves" in done.stdout
     # The machine's own steadiness comes first, with the figures a FAIL is read against.
     assert "stability: this machine's own speed" in done.stdout
-    for probe in ("one_core", "every_core"):
-        start = figures["stability"][probe]
+    for probe in ("small", "large"):
+        start = figures["stability"]["probes"][probe]
         assert start["loops"] > 100 and start["fast"] > 0
         # And again at the end, read against the first: did the machine stay so under the run?
-        assert figures["stability_after"][probe]["loops"] > 100
-        assert figures["stability_across_the_run"][probe]["fast_moved"] > 0
-    assert "across the run: steady at the start" in done.stdout
+        assert figures["stability_after"]["probes"][probe]["loops"] > 100
+        assert figures["stability_across_the_run"]["probes"][probe]["fast_moved"] > 0
+    assert "across the run, small: steady at the start" in done.stdout
+    assert "across the run, large: steady at the start" in done.stdout

@@ -65,38 +65,75 @@ class ProbeWorker:
         return next(self.speeds)
 
 
-STEADY, SWITCHING = [10e-6] * 500, [10e-6] * 650 + [15e-6] * 350
+# Each probe at its own speed, as on the suite's VM (2x2 ~10 us, 2048x2048 ~600 us): a
+# probe read against the other's figures would show as a full speed moved by x60.
+SMALL, LARGE = [10e-6] * 500, [600e-6] * 500
+SMALL_SWITCHING = [10e-6] * 650 + [15e-6] * 350
+# As the suite's VM read at one moment: the small probe steady, the large one slow in a
+# quarter of its loops.
+LARGE_SLOW_AT_TIMES = [600e-6] * 750 + [800e-6] * 250
 
 
-def test_the_probe_at_the_end_is_read_against_the_first(monkeypatch, capsys):
-    worker = ProbeWorker([STEADY, STEADY, SWITCHING, STEADY])
+def run(monkeypatch, *speeds, again=None):
+    """figures, output, the cases asked: run_part with the probes' loops from `speeds`,
+    then, where `again` has more, the probes at the end with those."""
+    worker = ProbeWorker(list(speeds) + list(again or []))
     monkeypatch.setattr(stability, "ReferenceWorker", worker)
-    args, figures = SimpleNamespace(factor=1.1), {}
-    assert stability.run_part(args, figures) is True
-    assert stability.run_part(args, figures, again=True) is False
+    args, figures, steady = SimpleNamespace(factor=1.1), {}, []
+    steady.append(stability.run_part(args, figures))
+    if again:
+        steady.append(stability.run_part(args, figures, again=True))
+    return figures, steady, worker.asked
+
+
+def test_each_probe_times_its_own_case_and_is_recorded_under_its_name(monkeypatch, capsys):
+    figures, steady, asked = run(monkeypatch, SMALL, LARGE)
+    assert steady == [True]
+    assert asked == [(2, "int32", "eager"), (2048, "float32", "eager")]
+    probes = figures["stability"]["probes"]
+    assert probes["small"]["fast"] == pytest.approx(10e-6)
+    assert probes["large"]["fast"] == pytest.approx(600e-6)
+    assert figures["stability"]["steady"] is True
+    assert "not steady" not in capsys.readouterr().out
+
+
+def test_steady_for_small_ops_is_not_steady_for_large_ones(monkeypatch, capsys):
+    figures, steady, _ = run(monkeypatch, SMALL, LARGE_SLOW_AT_TIMES)
+    assert steady == [False] and figures["stability"]["steady"] is False
+    assert figures["stability"]["probes"]["small"]["steady"]
+    assert figures["stability"]["probes"]["large"]["p90_over_fast"] == pytest.approx(800 / 600)
+    out = capsys.readouterr().out
+    assert "steady for small ops, not for large ones" in out
+    assert "not steady to the targets" not in out
+
+
+def test_a_machine_unsteady_for_small_ops_is_said_to_be_so_once(monkeypatch, capsys):
+    _, steady, _ = run(monkeypatch, SMALL_SWITCHING, LARGE_SLOW_AT_TIMES)
+    out = capsys.readouterr().out
+    assert steady == [False] and "the machine itself is not steady to the targets" in out
+    assert "steady for small ops, not for large ones" not in out
+
+
+def test_the_probes_at_the_end_are_read_against_the_first(monkeypatch, capsys):
+    figures, steady, asked = run(monkeypatch, SMALL, LARGE, again=[SMALL_SWITCHING, LARGE])
+    assert steady == [True, False] and len(asked) == 4
     out = capsys.readouterr().out
     assert "stability, again after the other parts" in out
-    assert "across the run, one core: steady at the start PASS, at the end FAIL" in out
-    assert "across the run, every core: steady at the start PASS, at the end PASS" in out
+    assert "across the run, small: steady at the start PASS, at the end FAIL" in out
+    assert "across the run, large: steady at the start PASS, at the end PASS" in out
+    run_ = figures["stability_across_the_run"]
+    assert run_["steady"] is False and run_["probes"]["large"]["steady"] is True
+    # Each probe against its own start, not the other's.
+    assert run_["probes"]["large"]["fast_moved"] == pytest.approx(1.0)
     assert figures["stability"]["steady"] and not figures["stability_after"]["steady"]
-    run = figures["stability_across_the_run"]
-    assert run["steady"] is False and run["every_core"]["steady"] is True
-    # Each probe times its own case, the seed's and a large one, in that order.
-    assert worker.asked == [(2, "int32", "eager"), (2048, "float32", "eager")] * 2
 
 
-def test_steady_on_one_core_is_not_steady_across_them(monkeypatch, capsys):
-    # As the suite's VM read at one moment: the 2x2 loop steady, the op split over both
-    # cores slow in a quarter of its loops.
-    split = [600e-6] * 750 + [800e-6] * 250
-    monkeypatch.setattr(stability, "ReferenceWorker", ProbeWorker([STEADY, split]))
-    figures = {}
-    assert stability.run_part(SimpleNamespace(factor=1.1), figures) is False
-    assert figures["stability"]["one_core"]["steady"]
-    assert figures["stability"]["every_core"]["p90_over_fast"] == pytest.approx(800 / 600)
-    out = capsys.readouterr().out
-    assert "steady on one core, not across them" in out
-    assert "not steady to the targets" not in out
+def test_the_large_probe_alone_failing_at_the_end_fails_the_run(monkeypatch, capsys):
+    figures, steady, _ = run(monkeypatch, SMALL, LARGE, again=[SMALL, LARGE_SLOW_AT_TIMES])
+    assert steady == [True, False]
+    assert figures["stability_across_the_run"]["probes"]["small"]["steady"] is True
+    assert "across the run, large: steady at the start PASS, at the end FAIL" in (
+        capsys.readouterr().out)
 
 
 def test_the_worker_times_loops_back_to_back_for_the_time_asked():
