@@ -193,7 +193,9 @@ def test_a_pair_that_flags_nothing_passes_without_a_second_pass(quiet_aa, capsys
 
     figures = {}
     args = types.SimpleNamespace(factor=1.1)
-    assert noise.run_part(args, Run(), {"quiet": ("A", "B", "A2", "B2")}, figures) is True
+    # Nothing screened (measure_again's answer where nothing is flagged): none measured again.
+    assert noise.run_part(args, Run(), {"quiet": ("A", "B", "A2", "B2")}, {"quiet": {}},
+                          figures) is True
     assert figures["noise"]["quiet"]["time_flagged"] == 0
     assert figures["noise"]["spread"]["n"] > 0
     assert "the gate's verdict: 0 time case(s) flagged  target 0  PASS" in capsys.readouterr().out

@@ -174,18 +174,19 @@ def _parts(args, root, parts, figures, save):
         progress(f"  quiet A/A: two commits of one stack, {rounds} interleaved rounds...")
         scratch.run_interleaved([quiet_a, quiet_b], rounds, bench=GATED_BENCHMARKS,
                                 progress=progress)
-        noise.measure_again(scratch, (quiet_a, quiet_b), quiet_again, rounds, args.factor,
-                            progress=progress)
+        screened = {"quiet": noise.measure_again(scratch, (quiet_a, quiet_b), quiet_again,
+                                                 rounds, args.factor, progress=progress)}
         load = BurstyLoad()
         progress(f"  A/A again, with {load.describe()}...")
         with load:
             scratch.run_interleaved([loaded_a, loaded_b], rounds, bench=GATED_BENCHMARKS,
                                     progress=progress)
-            noise.measure_again(scratch, (loaded_a, loaded_b), loaded_again, rounds,
-                                args.factor, progress=progress)
+            screened["loaded"] = noise.measure_again(
+                scratch, (loaded_a, loaded_b), loaded_again, rounds, args.factor,
+                progress=progress)
         ok &= noise.run_part(args, scratch, {"quiet": (quiet_a, quiet_b, *quiet_again),
                                              "loaded": (loaded_a, loaded_b, *loaded_again)},
-                             figures)
+                             screened, figures)
         save()
     if "sensitivity" in parts:
         ok &= sensitivity.run_part(args, scratch, baseline, slowed, rounds, figures,

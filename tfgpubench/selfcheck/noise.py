@@ -124,10 +124,11 @@ def report_drift(scratch, before, after, factor):
             "within_round_spread": within, "between_rounds": between}
 
 
-def run_part(args, scratch, runs, figures):
+def run_part(args, scratch, runs, screened_first, figures):
     """runs: {"quiet": (A, B, A2, B2), "loaded": (A, C, A3, C3)} commits already measured:
-    each A/A pair, then the commits of its second pass (measure_again). Prints the
-    comparisons; whether the gate's verdict flagged no time case in either."""
+    each A/A pair, then the commits of its second pass; screened_first: {"quiet": ...,
+    "loaded": ...}, what measure_again returned for each pair. Prints the comparisons;
+    whether the gate's verdict flagged no time case in either."""
     section(f"noise: the same stack measured again, asv compare --factor {args.factor}")
     figures["noise"] = {"load": BurstyLoad().describe()}
     ok = True
@@ -135,15 +136,15 @@ def run_part(args, scratch, runs, figures):
         rows, flags = flags_of(scratch, before, after, args.factor)
         title = "quiet A/A" if name == "quiet" else f"A/A with {BurstyLoad().describe()}"
         timed = report_comparison(title, rows, flags)
-        screened_first = screened(scratch, (before, after), args.factor) if again else {}
-        confirmed = report_second_pass(scratch, timed, screened_first, again, args.factor)
+        picked = screened_first[name] if again else {}
+        confirmed = report_second_pass(scratch, timed, picked, again, args.factor)
         print(f"    the gate's verdict: {len(confirmed)} time case(s) flagged  target 0  "
               f"{fmt.verdict(not confirmed)}")
         figures["noise"][name] = {"compared": len([r for r in rows if r["ratio"] is not None]),
                                   "flagged_first_pass": flags, "time_flagged_first_pass":
                                   len(timed),
                                   # time cases only; {} where there is no second pass
-                                  "screened_first_pass": screened_first,
+                                  "screened_first_pass": picked,
                                   "flagged": confirmed,
                                   "time_flagged": len(confirmed),
                                   "rounds": report_drift(scratch, before, after, args.factor)}
