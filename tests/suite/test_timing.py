@@ -169,10 +169,31 @@ def test_the_wait_reads_one_element(op):
     assert common.wait_for(x, op).item() == 1
 
 
-def test_the_wait_benchmark_reads_back_a_computed_tensor():
+def test_a_wait_sample_is_a_calibrated_block_of_reads(monkeypatch, longest_run):
+    reads = []
+    real_wait_for = common.wait_for
+
+    def counted(tensor, op):
+        reads.append(op)
+        return real_wait_for(tensor, op)
+
+    monkeypatch.setattr(common, "wait_for", counted)
+    (block,) = wait.wait_block("cpu", "float32").blocks
+    # One sample times many reads back to back, for as long as a Multiply block: a
+    # single ~30 us read was one draw of the interrupts around it.
+    assert longest_run(block) > grid.MIN_BLOCK_SECONDS / 3
+    reads.clear()
+    block()
+    assert len(reads) == block.ops > 1
+
+
+def test_the_wait_benchmark_hands_asv_seconds_per_read():
     bench = wait.Wait()
     bench.setup("cpu", "float32")
+    before = bench.timer()
     bench.time_wait("cpu", "float32")
+    # A read of a 2x2 tensor, not a 10 ms block of them.
+    assert 0 < bench.timer() - before < grid.MIN_BLOCK_SECONDS / 10
 
 
 def test_blocks_are_calibrated_to_bury_the_per_sample_cost(longest_run):
