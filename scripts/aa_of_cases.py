@@ -16,6 +16,7 @@ Not part of the self-check: it answers a question about one case's timing.
 
 import argparse
 import json
+import math
 import sys
 import tempfile
 import time
@@ -24,6 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tfgpubench.alerts import case_patterns  # noqa: E402
+from tfgpubench.selfcheck import stats  # noqa: E402
 
 CASES = [
     "wait.Wait.time_wait('cpu', 'int32')",
@@ -40,12 +42,17 @@ def pair_row(first, second):
     row = {}
     for case, got in first.items():
         other = second.get(case)
-        if not other or not got["value"] or not other["value"]:
+        if not (other and measured(got["value"]) and measured(other["value"])):
             continue
         row[case] = {"a": got["value"], "b": other["value"],
                      "ratio": other["value"] / got["value"],
-                     "iqr": (got["q75"] - got["q25"]) / got["value"]}
+                     "iqr": stats.spread(got["q25"], got["q75"], got["value"])}
     return row
+
+
+def measured(value):
+    """Whether asv recorded a time (a skipped case holds None or NaN)."""
+    return value is not None and math.isfinite(value) and value > 0
 
 
 def describe(case, figures):
@@ -58,15 +65,13 @@ def describe(case, figures):
 
 def measure(scratch, count, cases, json_path):
     """`count` A/A pairs of `cases` in `scratch`, printed as they end."""
-    from tfgpubench.selfcheck.stats import unroll_results
-
     pairs = []
     for number in range(count):
         first, second = scratch.hashes[2 * number: 2 * number + 2]
         start = time.perf_counter()
         scratch.run_interleaved([first, second], ROUNDS, bench=case_patterns(cases))
-        row = pair_row(unroll_results(scratch.result_file(first)),
-                       unroll_results(scratch.result_file(second)))
+        row = pair_row(stats.unroll_results(scratch.result_file(first)),
+                       stats.unroll_results(scratch.result_file(second)))
         pairs.append(row)
         print(f"{time.strftime('%H:%M:%S')} pair {number + 1}/{count} "
               f"({time.perf_counter() - start:.0f} s)", flush=True)

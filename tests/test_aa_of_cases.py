@@ -22,9 +22,11 @@ def test_a_row_is_b_over_a_and_a_spread_over_its_median():
 
 
 def test_a_case_one_commit_did_not_measure_is_left_out():
-    measured, skipped = "a.A.time_a()", "b.B.time_b()"
-    row = aa.pair_row({measured: case(1.0, 1.0, 1.0), skipped: case(None, None, None)},
-                      {measured: case(1.0, 1.0, 1.0), skipped: case(2.0, 2.0, 2.0)})
+    measured, skipped, nan = "a.A.time_a()", "b.B.time_b()", "c.C.time_c()"
+    row = aa.pair_row({measured: case(1.0, 1.0, 1.0), skipped: case(None, None, None),
+                       nan: case(float("nan"), None, None)},
+                      {measured: case(1.0, 1.0, 1.0), skipped: case(2.0, 2.0, 2.0),
+                       nan: case(2.0, 2.0, 2.0)})
     assert set(row) == {measured}
 
 
