@@ -177,6 +177,22 @@ def test_the_summary_names_machine_stacks_cases_ratio_and_confidence(stack_repo)
     assert "Mann-Whitney U, p = " in text or alerts.CI_APART in text
 
 
+def test_regressions_of_sequential_runs_point_to_the_gate(stack_repo):  # noqa: F811
+    runs, stacks = runs_of(SYNTHETIC_GPU_RESULTS, stack_repo, SYNTHETIC_MACHINE)
+    by_run = alerts.make_alert(SYNTHETIC_MACHINE, runs[NEW], runs[OLD], stacks[NEW],
+                               stacks[OLD], source="run")
+    assert by_run.regressions
+    gate = f"python -m tfgpubench gate --previous {NEW} --new {OLD}"
+    text = alerts.markdown([by_run])
+    # Said once, under the comparison's count, before its table.
+    assert text.count(gate) == 1
+    assert text.index("regression(s)**") < text.index(gate) < text.index("| Case |")
+    # The gate's own comparison was measured interleaved: nothing to add.
+    interleaved = alerts.make_alert(SYNTHETIC_MACHINE, runs[NEW], runs[OLD], stacks[NEW],
+                                    stacks[OLD], source="asv continuous", asv_exit=1)
+    assert "tfgpubench gate" not in alerts.markdown([interleaved])
+
+
 def test_no_regression_says_so():
     text = alerts.markdown([alerts.Alert("m", {"label": "a", "commit": "1" * 40},
                                          {"label": "b", "commit": "2" * 40}, 1.1, [], 12,

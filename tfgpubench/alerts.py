@@ -282,6 +282,23 @@ def _second_pass(alert):
     return line
 
 
+def gate_command(alert):
+    """The command that measures the two stacks of an Alert interleaved, for a verdict."""
+    return (f"python -m tfgpubench gate --previous {alert.previous['label']} "
+            f"--new {alert.new['label']}")
+
+
+def sequential_caveat(alert):
+    """What a comparison of two sequential runs (`run`'s) cannot tell, and what can; None
+    for one measured interleaved (the gate's `asv continuous`) or with nothing flagged."""
+    if alert.source != "run" or not alert.regressions:
+        return None
+    return ("Measured one stack after the other, minutes apart: what the machine's speed "
+            "did between the two runs reads here as a change of the release, often of many "
+            "cases alike. Before acting on it, measure the two interleaved, which puts the "
+            f"machine's drift on both alike: `{gate_command(alert)}`.")
+
+
 def markdown(alerts, heading="Benchmark regressions", notes=()):
     """A Markdown summary of the Alerts: one table of regressions per comparison."""
     lines = [f"## {heading}", "", f"A regression: {_rule_of(alerts)}.",
@@ -302,6 +319,8 @@ def markdown(alerts, heading="Benchmark regressions", notes=()):
             continue
         lines.append(f"**{len(alert.regressions)} regression(s)** of {alert.compared} cases "
                      f"compared{source}:")
+        caveat = sequential_caveat(alert)
+        lines += ["", caveat] if caveat else []
         lines += ["", "| Case | Before | After | Ratio (99% CI range) | Confidence |",
                   "|---|---|---|---|---|"]
         for verdict in alert.regressions:

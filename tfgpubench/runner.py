@@ -513,6 +513,11 @@ def write_run_alerts(session, stacks, target, hashes):
               f"{len(alert.regressions)} regression(s) of {alert.compared} cases")
     print(f"{len(regressed)} of {len(found)} comparison(s) regressed; see "
           f"{ledger.shown(machine_dir / REGRESSIONS_MARKDOWN_FILE, session.results_dir)}")
+    if regressed:
+        # Sequential runs carry the machine's drift between them; the gate interleaves.
+        print("  measured one stack after the other: before acting on a regression, "
+              "measure the two stacks interleaved, e.g.\n    "
+              + alerts.gate_command(regressed[-1]))
     return found
 
 
