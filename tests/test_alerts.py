@@ -6,11 +6,12 @@ import math
 import re
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 
 from tfgpubench import alerts
-from tfgpubench.names import MULTIPLY, WAIT
+from tfgpubench.names import MULTIPLY, NUMPY_MULTIPLY, WAIT
 from tfgpubench.report.asvresults import Measurement, load_results, stack_labels_from_repo
 
 from .report.conftest import (
@@ -191,6 +192,51 @@ def test_regressions_of_sequential_runs_point_to_the_gate(stack_repo):  # noqa: 
     interleaved = alerts.make_alert(SYNTHETIC_MACHINE, runs[NEW], runs[OLD], stacks[NEW],
                                     stacks[OLD], source="asv continuous", asv_exit=1)
     assert "tfgpubench gate" not in alerts.markdown([interleaved])
+
+
+# --- controls: the same code on both stacks ---------------------------------------------------
+
+def numpy_case(value, low, high):
+    return Measurement(NUMPY_MULTIPLY, {"device": "cpu", "size": 2, "dtype": "int32",
+                                        "mode": "eager"}, value, ci_low=low, ci_high=high,
+                       repeat=20)
+
+
+def test_a_control_that_changed_is_the_machine_not_a_regression():
+    # numpy's 2x2 multiply read x1.31 slower on one side, as in the gate of tf2.20.0 ->
+    # tf2.21.0 on the EPYC VM (2026-12-07), beside a TensorFlow case x1.3 slower.
+    control = alerts.judge_case(numpy_case(820e-9, 800e-9, 840e-9),
+                                numpy_case(1.07e-6, 1.05e-6, 1.09e-6))
+    slower = alerts.judge_case(case(100e-6, 99e-6, 101e-6), case(130e-6, 129e-6, 131e-6))
+    failed = alerts.Verdict(case=control.case, benchmark=NUMPY_MULTIPLY, params={},
+                            kind=alerts.FAILED)
+    a, b = {"label": "a", "commit": "1" * 40}, {"label": "b", "commit": "2" * 40}
+    alert = alerts.Alert("m", a, b, 1.1, [slower, control], 82, source="asv continuous",
+                         controls={NUMPY_MULTIPLY: "numpy 2.4.6 in both stacks"})
+    assert alert.regressions == [slower] and alert.control_changes == [control]
+    assert alert.asv_regressions == [slower, control]  # what asv continuous counts
+    assert alert.drift() == pytest.approx(1.07 / 0.82)
+    data = json.loads(json.dumps(alerts.summary_data([alert])))
+    (comparison,) = data["comparisons"]
+    assert [v["case"] for v in comparison["regressions"]] == [slower.case]
+    assert comparison["controls"]["benchmarks"] == {NUMPY_MULTIPLY: "numpy 2.4.6 in both stacks"}
+    assert [v["case"] for v in comparison["controls"]["changed"]] == [control.case]
+    text = alerts.markdown([alert])
+    assert "**1 regression(s)** of 82 cases" in text
+    assert (f"`{NUMPY_MULTIPLY}` (numpy 2.4.6 in both stacks). asv's rule flagged 1 of their "
+            f"cases: `{control.case}` (slower, 1.3") in text
+    assert "by up to x1.30, not a change of the stacks" in text
+    # The table of regressions holds the TensorFlow case alone.
+    assert not any(line.startswith(f"| `{control.case}`") for line in text.splitlines())
+    # Only controls flagged: no regression. Without controls, the same verdict is one.
+    only = replace(alert, verdicts=[control])
+    assert not only.regressions and "No regressions: 82 cases" in alerts.markdown([only])
+    assert replace(only, controls={}).regressions == [control]
+    # A control that fails is a failure all the same: no draw of the machine does that.
+    assert replace(alert, verdicts=[failed]).regressions == [failed]
+    # Controls that changed nothing say the machine held.
+    assert "flagged none of their cases: the machine held" in alerts.markdown(
+        [replace(alert, verdicts=[slower])])
 
 
 def test_no_regression_says_so():

@@ -65,3 +65,30 @@ def test_a_new_stack_is_compared_with_the_one_before_it_that_installs_here():
     assert runner.previous_in_chain(stacks, intel, "tf2.13.1-metal1.0.0").label == (
         "tf2.12.0-metal0.8.0")
     assert runner.previous_in_chain(stacks, intel, "tf2.18.1-metal1.2.0") is None
+
+
+def test_the_versions_besides_a_stack_come_from_its_latest_install_else_the_ledger(tmp_path):
+    import json
+
+    from tfgpubench.names import INSTALL_HISTORY_FILE, INSTALLED_VERSIONS_FILE
+
+    env_dir, results = tmp_path / "env", tmp_path / "results"
+    history = env_dir / "0123abcd" / INSTALL_HISTORY_FILE
+    history.parent.mkdir(parents=True)
+    # The gate's rounds: both stacks installed in turn into one environment; a failed
+    # install of one says nothing of what it measured with.
+    history.write_text("".join(json.dumps(r) + "\n" for r in [
+        {"commit": "a" * 40, "ok": True, "also": {"numpy": "2.1.3"}},
+        {"commit": "b" * 40, "ok": True, "also": {"numpy": "2.4.6"}},
+        {"commit": "a" * 40, "ok": True, "also": {"numpy": "2.4.6"}},
+        {"commit": "b" * 40, "ok": False, "reason": "pip failed"},
+    ]) + "not json\n")
+    assert runner.versions_besides(env_dir, results, "m", "a" * 40) == {"numpy": "2.4.6"}
+    assert runner.versions_besides(env_dir, results, "m", "b" * 40) == {"numpy": "2.4.6"}
+    # A stack measured by an earlier run, whose environment is gone: the ledger's line.
+    (results / "m").mkdir(parents=True)
+    (results / "m" / INSTALLED_VERSIONS_FILE).write_text(json.dumps(
+        {"commit": "c" * 40, "also": {"numpy": "1.26.4"}}) + "\n")
+    assert runner.versions_besides(env_dir, results, "m", "c" * 40) == {"numpy": "1.26.4"}
+    assert runner.versions_besides(env_dir, results, "other", "c" * 40) == {}
+    assert runner.versions_besides(tmp_path / "none", results, "m", "d" * 40) == {}

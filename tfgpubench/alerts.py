@@ -9,6 +9,12 @@ when it failed on the new stack after running on the previous one (asv's "!"). O
 time_ benchmarks are judged: lower is better there, which is what asv assumes; a track_
 value (a speedup, a bandwidth) is better higher.
 
+Controls: numpy's multiply runs in a TensorFlow stack's environment without TensorFlow,
+so between two stacks with the same numpy it measures the same code on both sides
+(report/changes.py's control_benchmarks). asv's rule is applied to it as to every case,
+but what it flags is the machine's speed moving during the comparison, never the
+upgrade: it is reported as such and is no regression.
+
 Pure functions of asvresults.Run objects and plain data, then, at the bottom, the
 edge: which result files asv judged, reading them, writing the summary.
 """
@@ -40,7 +46,9 @@ P_THRESHOLD = 0.002
 MANN_WHITNEY, CI_APART, FACTOR_ONLY = ("Mann-Whitney U", "99% confidence intervals apart",
                                        "factor only (one sample)")
 # Written into every summary: what a reader (or a script) must know to trust it.
-FORMAT_VERSION = 1
+# 2: "controls" added, and a control's change of speed left out of "regressions" and
+# "improvements" (1: every case judged alike).
+FORMAT_VERSION = 2
 
 
 def screening_factor(factor):
@@ -166,14 +174,38 @@ class Alert:
     # then the second pass's).
     first_pass: list = None
     first_pass_asv_exit: int = None
+    # {benchmark: why}: control_benchmarks, the same code on both stacks.
+    controls: dict = field(default_factory=dict)
+
+    def is_control(self, verdict):
+        """A control's change of speed: the machine's, not the upgrade's (a failure stays
+        a failure)."""
+        return verdict.benchmark in self.controls and verdict.kind in (SLOWER, FASTER)
 
     @property
     def regressions(self):
-        return [v for v in self.verdicts if v.regressed]
+        return [v for v in self.verdicts if v.regressed and not self.is_control(v)]
 
     @property
     def improvements(self):
-        return [v for v in self.verdicts if not v.regressed]
+        return [v for v in self.verdicts if not v.regressed and not self.is_control(v)]
+
+    @property
+    def control_changes(self):
+        """The controls asv's rule flagged: how far the machine's speed moved."""
+        return [v for v in self.verdicts if self.is_control(v)]
+
+    @property
+    def asv_regressions(self):
+        """What asv continuous calls a regression: every slower or failed case, controls
+        included (it knows none)."""
+        return [v for v in self.verdicts if v.regressed]
+
+    def drift(self):
+        """The largest change asv's rule found on a control, as a factor >= 1 (None: no
+        control flagged)."""
+        ratios = [max(v.ratio, 1 / v.ratio) for v in self.control_changes if v.ratio]
+        return max(ratios) if ratios else None
 
     @property
     def not_confirmed(self):
@@ -188,7 +220,9 @@ class Alert:
                 "factor": self.factor, "compared": self.compared,
                 "regressed": bool(self.regressions),
                 "regressions": [v.as_data() for v in self.regressions],
-                "improvements": [v.as_data() for v in self.improvements]}
+                "improvements": [v.as_data() for v in self.improvements],
+                "controls": {"benchmarks": dict(self.controls),
+                             "changed": [v.as_data() for v in self.control_changes]}}
         if self.first_pass is not None:
             # The first pass's verdicts are at this factor, not the one above.
             data["screening_factor"] = screening_factor(self.factor)
@@ -282,6 +316,25 @@ def _second_pass(alert):
     return line
 
 
+def _controls(alert):
+    """What the controls say of the machine during the comparison; None without any."""
+    if not alert.controls:
+        return None
+    what = "; ".join(f"`{name}` ({why})" for name, why in sorted(alert.controls.items()))
+    line = f"Controls, the same code on both stacks: {what}."
+    changed = alert.control_changes
+    passes = " in both passes" if alert.first_pass is not None else ""
+    if not changed:
+        return line + (f" asv's rule flagged none of their cases{passes}: the machine held "
+                       "its speed to the factor there.")
+    return line + (
+        f" asv's rule flagged {len(changed)} of their cases{passes}: " + ", ".join(
+            f"`{v.case}` ({v.kind}, {_ratio(v)})" for v in changed)
+        + f". That is the machine's speed moving during the comparison, by up to "
+        f"x{alert.drift():.2f}, not a change of the stacks, and none of it counts as a "
+        "regression; a change of the other cases within that much may be the machine's too.")
+
+
 def gate_command(alert):
     """The command that measures the two stacks of an Alert interleaved, for a verdict."""
     return (f"python -m tfgpubench gate --previous {alert.previous['label']} "
@@ -312,6 +365,8 @@ def markdown(alerts, heading="Benchmark regressions", notes=()):
         lines += [head, ""]
         if alert.first_pass:
             lines += [_second_pass(alert), ""]
+        controls = _controls(alert)
+        lines += [controls, ""] if controls else []
         if not alert.regressions:
             lines.append(f"No regressions: {alert.compared} cases compared{source}, "
                          f"{len(alert.improvements)} faster or fixed.")

@@ -40,6 +40,11 @@ TIME_BENCHMARKS = r"\.time_"
 # the time benchmarks of what `run` measures. The track_ ones (speedups, GB/s) are higher
 # when better, which asv's compare reads the other way.
 GATED_BENCHMARKS = TENSORFLOW_STACK_BENCHMARKS + r".*" + TIME_BENCHMARKS
+# Controls: a time_ benchmark of a TensorFlow stack that runs no TensorFlow, whose code is
+# the suite's and one distribution's. Between two stacks with that distribution at one
+# version it measures the same code in both, so whatever a comparison finds there is the
+# machine's (report/changes.py control_benchmarks).
+CONTROL_DISTRIBUTIONS = {NUMPY_MULTIPLY: "numpy"}
 # Each framework's multiply, by the name the report gives it; TensorFlow first.
 TENSORFLOW = "TensorFlow"
 FRAMEWORK_MULTIPLY = {TENSORFLOW: MULTIPLY, "PyTorch": TORCH_MULTIPLY, "JAX": JAX_MULTIPLY,
@@ -64,8 +69,10 @@ REGRESSIONS_MARKDOWN_FILE = "regressions.md"
 BENCHMARKS_FILE = "benchmarks.json"
 # Files of a machine directory that are not asv result files.
 NOT_RESULT_FILES = ("machine.json", BENCHMARKS_FILE)
-# Written by the installer into asv's environment for the runner.
+# Written by the installer into asv's environment for the runner: its latest install, and
+# every install, one line each (the gate installs two stacks in turn into one environment).
 INSTALL_MARKER_FILE = "tfgpubench-installed.json"
+INSTALL_HISTORY_FILE = "tfgpubench-installs.jsonl"
 # The one file of each commit of the generated stacks repository.
 STACK_FILE = "stack.json"
 # The table of stacks, at the checkout's root.

@@ -24,6 +24,7 @@ from .names import (
     COMPARATOR_BENCHMARKS,
     FRAMEWORK_MULTIPLY,
     GPU_CHECKS_ENV,
+    INSTALL_HISTORY_FILE,
     INSTALL_MARKER_FILE,
     OWN_LABEL_PREFIX,
     REGRESSIONS_FILE,
@@ -34,6 +35,7 @@ from .names import (
 )
 from .pairing import series
 from .report import publish_page
+from .report.changes import control_benchmarks
 from .stacks import ledger
 from .stacks import repo as stacks_repo
 from .stacks.install_stack import parse_pin
@@ -286,6 +288,38 @@ def _install_marker(env_dir, commit):
     return max(found, key=lambda item: item[0])[1] if found else None
 
 
+def versions_besides(env_dir, results_dir, machine, commit):
+    """{distribution: version} of what the installer recorded besides the stack's pins
+    (numpy, ...) for `commit`: from its latest successful install in asv's environments
+    (install_stack.py's history), else from its line in the machine's ledger; {} where
+    neither has it."""
+    found = []  # (the history's time, the line's place in it, the record)
+    for path in Path(env_dir).glob(f"*/{INSTALL_HISTORY_FILE}"):
+        with contextlib.suppress(OSError):
+            when = path.stat().st_mtime
+            for place, line in enumerate(path.read_text().splitlines()):
+                with contextlib.suppress(ValueError):
+                    record = json.loads(line)
+                    if isinstance(record, dict) and record.get("commit") == commit \
+                            and record.get("ok"):
+                        found.append((when, place, record))
+    if found:
+        # One history per environment, oldest line first; a commit installed in several
+        # environments: the latest written history's.
+        return max(found, key=lambda item: item[:2])[2].get("also", {})
+    record = ledger.installed_record(results_dir, machine, commit)
+    return (record or {}).get("also", {})
+
+
+def stack_controls(session, previous_commit, new_commit):
+    """The controls between two stacks measured on this machine (changes.control_benchmarks:
+    the benchmarks whose code is the same in both, by the versions the installer recorded)."""
+    env_dir = session.root / session.conf["env_dir"]
+    return control_benchmarks(*(
+        versions_besides(env_dir, session.results_dir, session.machine, commit)
+        for commit in (previous_commit, new_commit)))
+
+
 # --- an existing installation -----------------------------------------------
 
 def query_python(python, installer=INSTALLER):
@@ -500,7 +534,8 @@ def write_run_alerts(session, stacks, target, hashes):
         alert, note = alerts.compare_stacks(
             session.results_dir, session.machine,
             {"label": previous.label, "commit": hashes[previous.label]},
-            {"label": label, "commit": hashes[label]}, env_names, source="run")
+            {"label": label, "commit": hashes[label]}, env_names, source="run",
+            controls=stack_controls(session, hashes[previous.label], hashes[label]))
         found += [alert] if alert else []
         notes += [note] if note else []
     machine_dir = session.results_dir / session.machine
@@ -509,8 +544,11 @@ def write_run_alerts(session, stacks, target, hashes):
                          heading=f"Regressions found by run on {session.machine}")
     regressed = [a for a in found if a.regressions]
     for alert in found:
+        drift = alert.drift()
         print(f"{alert.previous['label']} -> {alert.new['label']}: "
-              f"{len(alert.regressions)} regression(s) of {alert.compared} cases")
+              f"{len(alert.regressions)} regression(s) of {alert.compared} cases"
+              + (f"; the controls (the same code in both) moved by up to x{drift:.2f}"
+                 if drift else ""))
     print(f"{len(regressed)} of {len(found)} comparison(s) regressed; see "
           f"{ledger.shown(machine_dir / REGRESSIONS_MARKDOWN_FILE, session.results_dir)}")
     if regressed:

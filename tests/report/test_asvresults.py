@@ -115,7 +115,8 @@ def test_old_file_format_is_named(results_copy):
 def test_installed_versions_are_used_when_present_and_bad_lines_named(results_copy):
     commit = raw(result_files(results_copy)[0])["commit_hash"]
     lines = [
-        json.dumps({"commit_hash": commit, "versions": {"tensorflow-cpu": "2.16.2"}}),
+        json.dumps({"commit_hash": commit, "versions": {"tensorflow-cpu": "2.16.2"},
+                    "also": {"numpy": "1.26.4"}}),
         "{not json",
     ]
     (results_copy / MACHINE / "installed-versions.jsonl").write_text("\n".join(lines) + "\n")
@@ -124,7 +125,10 @@ def test_installed_versions_are_used_when_present_and_bad_lines_named(results_co
     assert problem.path.endswith("installed-versions.jsonl:2")
     run = next(r for r in result_set.runs if r.commit_hash == commit)
     assert run.installed == {"tensorflow-cpu": "2.16.2"}
+    # What the installer found besides the pins: which of the benchmarks are controls.
+    assert run.also == {"numpy": "1.26.4"}
     assert len(result_set.runs) == 2
+    assert next(r for r in result_set.runs if r.commit_hash != commit).also == {}
 
 
 def test_an_older_version_of_a_benchmark_that_measured_nothing_is_not_reported(results_copy):

@@ -2,9 +2,9 @@
 
 import pytest
 
-from tfgpubench.names import MULTIPLY
+from tfgpubench.names import MULTIPLY, NUMPY_MULTIPLY
 from tfgpubench.report import changes, load, render
-from tfgpubench.report.asvresults import Measurement
+from tfgpubench.report.asvresults import Measurement, Run
 from tfgpubench.suite import grid
 
 from . import make_synthetic_gpu_results as model
@@ -39,6 +39,52 @@ def test_with_samples_it_is_mann_whitney_as_asv_compare_does():
 def test_one_sample_is_judged_on_the_factor_alone_as_asv_does():
     assert changes.compare_cases(case(100e-6, 50e-6, 150e-6, repeat=1),
                                  case(80e-6, 40e-6, 120e-6, repeat=1)).changed
+
+
+def test_a_benchmark_is_a_control_where_its_distribution_is_one_version_on_both_sides():
+    assert changes.control_benchmarks({"numpy": "2.4.6", "keras": "3.1"},
+                                     {"numpy": "2.4.6", "keras": "3.2"}) == {
+        NUMPY_MULTIPLY: "numpy 2.4.6 in both stacks"}
+    # Another numpy, or one not recorded on either side: no control.
+    assert changes.control_benchmarks({"numpy": "1.26.4"}, {"numpy": "2.0.2"}) == {}
+    assert changes.control_benchmarks({}, {"numpy": "2.4.6"}) == {}
+    assert changes.control_benchmarks({}, {}) == {}
+
+
+def run_with_numpy(label, numpy, seconds_2x2):
+    """A Run whose numpy multiply took seconds_2x2 at 2x2 and 100 us at 1000x1000."""
+    measurements = {NUMPY_MULTIPLY: [
+        Measurement(NUMPY_MULTIPLY, {"device": "cpu", "size": size, "dtype": "int32",
+                                     "mode": "eager"}, value, ci_low=value * 0.99,
+                    ci_high=value * 1.01, repeat=20)
+        for size, value in ((2, seconds_2x2), (1000, 100e-6))]}
+    return Run(path="", machine="m", commit_hash=label, env_name="e", date=0, label=label,
+               also={"numpy": numpy}, measurements=measurements)
+
+
+def test_numpys_multiply_with_one_numpy_on_both_sides_is_the_machines_drift():
+    # As the EPYC VM's sequential run read tf2.20.0 -> tf2.21.0 (numpy 2.4.6 in both):
+    # the same code, 1.3x slower at 2x2 the second time.
+    before, after = run_with_numpy("a", "2.4.6", 820e-9), run_with_numpy("b", "2.4.6", 1.07e-6)
+    controls = changes.step_controls(before, after)
+    assert controls.why == "numpy 2.4.6 in both stacks"
+    assert len(controls.cases) == 2 and len(controls.changed) == 1
+    assert controls.drift() == pytest.approx(1.07 / 0.82)
+    step = changes.step_change("m", before, after, {})
+    assert step.controls == controls and step.compared == 0
+    assert step.describe() == ("a -> b: nothing beyond noise (0 cases compared); controls "
+                               "(numpy 2.4.6 in both stacks): 1 of 2 cases moved, up to "
+                               "x1.30, the machine's own drift")
+    data = render.step_data(step)["controls"]
+    assert (data["changed"], data["cases"]) == (1, 2)
+    assert data["drift"] == pytest.approx(1.305, abs=1e-3)
+    # Another numpy: its change may be numpy's, so it is no control.
+    assert changes.step_controls(before, run_with_numpy("c", "2.4.7", 1.07e-6)) is None
+    assert changes.step_change("m", before, run_with_numpy("c", "2.4.7", 1e-6), {}).controls \
+        is None
+    # Nothing moved: said so.
+    steady = changes.step_controls(before, run_with_numpy("d", "2.4.6", 830e-9))
+    assert steady.describe() == "controls (numpy 2.4.6 in both stacks): none of 2 cases moved"
 
 
 def test_the_story_of_two_real_stacks_leads_the_report(stack_repo):

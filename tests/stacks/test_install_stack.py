@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from tfgpubench.names import INSTALL_MARKER_FILE
+from tfgpubench.names import INSTALL_HISTORY_FILE, INSTALL_MARKER_FILE
 from tfgpubench.stacks import install_stack
 from tfgpubench.stacks.table import load_table
 
@@ -77,6 +77,31 @@ def test_installer_refuses_a_stack_for_another_platform(tmp_path, monkeypatch, c
         "tfgpubench: stack tf2.9.2-metal0.5.0 not installed: a macos stack, this is linux")
     marker = json.loads((tmp_path / INSTALL_MARKER_FILE).read_text())
     assert marker["ok"] is False and marker["commit"] == "abc" and "pins" not in marker
+
+
+def test_every_install_is_kept_in_the_history_and_the_marker_is_the_latest(
+        tmp_path, monkeypatch, installer_env):
+    # The gate installs two stacks in turn into one environment: what each installed is
+    # still there to read after the other's install.
+    stack = next(s for s in STACKS if s.label == "tf2.21.0")
+    path = tmp_path / "stack.json"
+    path.write_text(json.dumps(stack.as_data()))
+    monkeypatch.setattr(install_stack.sys, "platform", "linux")
+    monkeypatch.setattr(install_stack.platform, "machine", lambda: "x86_64")
+    monkeypatch.setattr(install_stack, "python_version", lambda: "3.11")
+    for commit, numpy in (("abc", "2.4.6"), ("def", "2.1.3")):
+        monkeypatch.setenv("ASV_COMMIT", commit)
+        monkeypatch.setattr(install_stack, "installed_versions",
+                            lambda names=install_stack.TENSORFLOW_FAMILY, numpy=numpy: (
+                                {"tensorflow-cpu": "2.21.0"}
+                                if names == install_stack.TENSORFLOW_FAMILY
+                                else {"numpy": numpy}))
+        assert install_stack.main([str(path)]) == 0
+    history = [json.loads(line)
+               for line in (tmp_path / INSTALL_HISTORY_FILE).read_text().splitlines()]
+    assert [(r["commit"], r["also"]["numpy"], r["ok"]) for r in history] == [
+        ("abc", "2.4.6", True), ("def", "2.1.3", True)]
+    assert json.loads((tmp_path / INSTALL_MARKER_FILE).read_text()) == history[-1]
 
 
 # --- bad input: one line, exit 2, nothing installed ----------------------------------

@@ -86,6 +86,9 @@ class Run:
     python: str = ""
     label: str = ""
     installed: dict = field(default_factory=dict)
+    # What the installer recorded besides the stack's pins ({"numpy": ...}): which
+    # benchmarks run the same code in two runs (changes.control_benchmarks).
+    also: dict = field(default_factory=dict)
     # {device: {dtype: {mode: why not measured, or None}}} from the GPU
     # self-check the runner recorded; empty when unknown.
     skip_reasons: dict = field(default_factory=dict)
@@ -341,6 +344,7 @@ def load_results(results_dir, stack_labels=None):
                 or {}
             )
             run.installed = entry.get("versions", {})
+            run.also = entry.get("also", {})
             run.skip_reasons = entry.get("skip_reasons", {})
             run.gpu_checks = entry.get("gpu_checks", [])
             result_set.runs.append(run)
@@ -364,8 +368,9 @@ def skip_reasons_of(entry):
 
 
 def read_installed_versions(machine_dir, problems, results_dir=None):
-    """{(commit, env or None): {"versions": {package: version}, "skip_reasons": ...,
-    "gpu_checks": [...]}} from installed-versions.jsonl, if present.
+    """{(commit, env or None): {"versions": {package: version}, "also": {package:
+    version}, "skip_reasons": ..., "gpu_checks": [...]}} from installed-versions.jsonl, if
+    present.
 
     The file is optional (asv itself records no versions for existing
     environments); a bad line is reported and skipped.
@@ -391,8 +396,11 @@ def read_installed_versions(machine_dir, problems, results_dir=None):
             )
             continue
         record = entry.get("gpu_checks")
+        also = entry.get("also")
         found[(commit, entry.get("env_name"))] = {
             "versions": {str(k): str(v) for k, v in versions.items()},
+            "also": ({str(k): str(v) for k, v in also.items()}
+                     if isinstance(also, dict) else {}),
             "skip_reasons": skip_reasons_of(entry),
             "gpu_checks": record.get("checks", []) if isinstance(record, dict) else [],
         }

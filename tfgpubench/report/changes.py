@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from asv import _stats as asv_stats  # asv's own test, as `asv compare` applies it
 
-from ..names import MULTIPLY, SPEEDUP
+from ..names import CONTROL_DISTRIBUTIONS, MULTIPLY, SPEEDUP
 from . import analysis
 
 FACTOR = 1.1
@@ -73,6 +73,42 @@ class GroupChange:
                 f"cases changed{spread}{untested})")
 
 
+def control_benchmarks(previous_versions, new_versions, distributions=CONTROL_DISTRIBUTIONS):
+    """{benchmark: why it is a control} of the benchmarks whose code is the same on both
+    stacks: their distribution at one version in both (versions: {distribution: version},
+    as the installer records them in "also"). One not known on either side is no control."""
+    controls = {}
+    for benchmark, distribution in distributions.items():
+        before, after = previous_versions.get(distribution), new_versions.get(distribution)
+        if before is not None and before == after:
+            controls[benchmark] = f"{distribution} {before} in both stacks"
+    return controls
+
+
+@dataclass
+class Controls:
+    """The controls of a step: code the same in both runs, compared by the same rule. What
+    changed there is the machine's speed between the two runs."""
+
+    why: str  # "numpy 2.4.6 in both stacks"
+    cases: list = field(default_factory=list)  # CaseChange
+
+    @property
+    def changed(self):
+        return [c for c in self.cases if c.changed]
+
+    def drift(self):
+        """The largest change among the cases that changed, as a factor >= 1, or None."""
+        ratios = [max(c.ratio.value, 1 / c.ratio.value) for c in self.changed]
+        return max(ratios) if ratios else None
+
+    def describe(self):
+        if not self.changed:
+            return f"controls ({self.why}): none of {len(self.cases)} cases moved"
+        return (f"controls ({self.why}): {len(self.changed)} of {len(self.cases)} cases moved, "
+                f"up to x{self.drift():.2f}, the machine's own drift")
+
+
 @dataclass
 class StepChange:
     """Everything that changed from one stack to the next on one machine."""
@@ -81,6 +117,7 @@ class StepChange:
     before: str
     after: str
     groups: list = field(default_factory=list)
+    controls: Controls = None  # where the two runs have code in common
 
     @property
     def moved(self):
@@ -94,9 +131,10 @@ class StepChange:
 
     def describe(self):
         head = f"{self.before} -> {self.after}"
+        controls = f"; {self.controls.describe()}" if self.controls else ""
         if not self.moved:
-            return f"{head}: nothing beyond noise ({self.compared} cases compared)"
-        return f"{head}: " + "; ".join(g.describe() for g in self.moved)
+            return f"{head}: nothing beyond noise ({self.compared} cases compared){controls}"
+        return f"{head}: " + "; ".join(g.describe() for g in self.moved) + controls
 
 
 def compare_cases(before, after, factor=FACTOR):
@@ -133,17 +171,30 @@ def step_change(machine, before, after, before_fits, factor=FACTOR):
     groups = {}
     for old in before.benchmark(MULTIPLY):
         p = old.params
-        new = after.get(MULTIPLY, **p)
-        change = compare_cases(old, new, factor) if new is not None else None
+        change = _compared(old, after.get(MULTIPLY, **p), factor)
         if change is None:
             continue
         kind = regime(before_fits, p["device"], p["dtype"], p["mode"], p["size"], old.value)
         key = (p["device"], p["mode"], kind)
         groups.setdefault(key, GroupChange(*key)).cases.append(change)
     for old in before.benchmark(SPEEDUP):
-        new = after.get(SPEEDUP, **old.params)
-        change = compare_cases(old, new, factor) if new is not None else None
+        change = _compared(old, after.get(SPEEDUP, **old.params), factor)
         if change is not None:
             key = ("gpu", old.params["mode"], "speedup")
             groups.setdefault(key, GroupChange(*key)).cases.append(change)
-    return StepChange(machine, before.label, after.label, list(groups.values()))
+    return StepChange(machine, before.label, after.label, list(groups.values()),
+                      step_controls(before, after, factor))
+
+
+def step_controls(before, after, factor=FACTOR):
+    """The Controls of two runs (their recorded versions decide which), or None."""
+    found = control_benchmarks(before.also, after.also)
+    changes = (_compared(old, after.get(benchmark, **old.params), factor)
+               for benchmark in found for old in before.benchmark(benchmark))
+    cases = [change for change in changes if change is not None]
+    return Controls("; ".join(found.values()), cases) if cases else None
+
+
+def _compared(old, new, factor):
+    """compare_cases where the case has a measurement in the later run, else None."""
+    return compare_cases(old, new, factor) if new is not None else None

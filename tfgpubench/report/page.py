@@ -118,6 +118,8 @@ def _changes_html(report):
         for step in steps:
             moved = "<br>".join(esc(g.describe()) for g in step.moved) or (
                 f"nothing beyond noise ({step.compared} cases compared)")
+            if step.controls:
+                moved += f"<br><em>{esc(step.controls.describe())}</em>"
             rows.append(f"<tr><td>{esc(step.before)} &rarr; {esc(step.after)}</td>"
                         f"<td>{moved}</td></tr>")
         parts.append(f"<h3>{esc(machine)}</h3><table class=\"changes\"><tr><th>stacks</th>"

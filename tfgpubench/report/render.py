@@ -244,7 +244,9 @@ CHANGES_TITLE = "What changed from release to release"
 CHANGES_NOTE = (f"A case changed when asv's own rule says so: past the factor {changes.FACTOR} "
                 "and significant at 99% (Mann-Whitney on the samples, else non-overlapping "
                 "confidence intervals). Grouped per device and mode into the sizes that are "
-                "mostly fixed cost per op and those mostly moving data; after / before.")
+                "mostly fixed cost per op and those mostly moving data; after / before. "
+                "Controls: numpy's multiply where both stacks have the same numpy, the same "
+                "code measured twice; what moved there is the machine between the two runs.")
 
 
 def changes_lines(report):
@@ -351,7 +353,10 @@ def step_data(step):
             "text": step.describe(),
             "moved": [{"device": g.device, "mode": g.mode, "regime": g.regime,
                        "ratio": g.ratio, "changed": len(g.changed), "cases": len(g.cases),
-                       "text": g.describe()} for g in step.moved]}
+                       "text": g.describe()} for g in step.moved],
+            "controls": ({"why": step.controls.why, "changed": len(step.controls.changed),
+                          "cases": len(step.controls.cases), "drift": step.controls.drift(),
+                          "text": step.controls.describe()} if step.controls else None)}
 
 
 def comparison_data(comparison):

@@ -21,7 +21,9 @@ Exit status: 0 installed and verified; 3 the stack does not fit this
 platform, architecture or Python; 4 pip failed; 5 the installed versions
 differ from the pins; 6 TensorFlow cannot run the GPU self-check. A JSON
 record of what happened is written to $ASV_ENV_DIR/tfgpubench-installed.json
-for the runner.
+for the runner, and appended as a line to tfgpubench-installs.jsonl beside it:
+the gate installs its two stacks in turn, round after round, into one
+environment, and asks afterwards what each of them installed.
 """
 
 import json
@@ -35,7 +37,11 @@ if not __package__:
     # Run by asv as a script, with the environment's Python: the package's
     # leaf modules are importable from the checkout this file lies in.
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from tfgpubench.names import COMPARATORS_SECTION, INSTALL_MARKER_FILE  # noqa: E402
+from tfgpubench.names import (  # noqa: E402
+    COMPARATORS_SECTION,
+    INSTALL_HISTORY_FILE,
+    INSTALL_MARKER_FILE,
+)
 
 # Every distribution that provides `import tensorflow`, and the GPU plugin. A
 # stack installs only its own pins; the others are removed first so two
@@ -253,6 +259,8 @@ def _write_marker(record):
     if env_dir:
         with open(os.path.join(env_dir, INSTALL_MARKER_FILE), "w") as f:
             json.dump(record, f, indent=1, sort_keys=True)
+        with open(os.path.join(env_dir, INSTALL_HISTORY_FILE), "a") as f:
+            f.write(json.dumps(record, sort_keys=True) + "\n")
 
 
 def run_gpu_checks(benchmark_dir):

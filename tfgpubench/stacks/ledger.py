@@ -382,6 +382,13 @@ def read_installed(results_dir):
     return records
 
 
+def installed_record(results_dir, machine, commit):
+    """The latest record of `commit` on `machine`, or None."""
+    path = Path(results_dir, machine, INSTALLED_VERSIONS_FILE)
+    found = [r for r in _records(path) if r.get("commit") == commit] if path.is_file() else []
+    return found[-1] if found else None
+
+
 def own_stacks(results_dir):
     """The side stacks recorded by `run --existing` for installations matching no row."""
     own = {}
