@@ -5,7 +5,8 @@ One forked process after another, each times numpy's multiply of a 2x2 array (wh
 numpy_multiply.NumpyMultiply times at 2x2: known code, the same in every stack with one
 numpy) in BLOCKS blocks of CALLS calls, and prints its fastest and median block per call,
 beside the share of the machine's CPU time the hypervisor says it took away while that
-process ran (steal, /proc/stat) and how many other processes were runnable. A steady
+process ran (steal, /proc/stat) and how many other processes were runnable as it ended
+its blocks. A steady
 machine reads the same in every process; a VM whose neighbours take its cores reads two
 speeds, in runs of processes, with steal at 0.
 
@@ -27,7 +28,8 @@ BLOCKS, CALLS = 15, 20_000
 
 
 def per_call_ns():
-    """Each block's time per call of np.multiply(x, 2), x a 2x2 int32 array."""
+    """Each block's time per call of np.multiply(x, 2), x a 2x2 int32 array, and last
+    the processes runnable besides this one as its last block ended."""
     x = np.ones((2, 2), dtype=np.int32)
     blocks = []
     for _ in range(BLOCKS):
@@ -35,7 +37,7 @@ def per_call_ns():
         for _ in range(CALLS):
             np.multiply(x, 2)
         blocks.append((time.perf_counter() - start) / CALLS * 1e9)
-    return blocks
+    return blocks + [others_runnable()]
 
 
 def in_a_fork(work):
@@ -61,7 +63,7 @@ def cpu_times():
 
 
 def others_runnable():
-    """Runnable processes besides this one, from /proc/loadavg's running count."""
+    """Runnable processes besides the caller, from /proc/loadavg's running count."""
     with open("/proc/loadavg") as f:
         return int(f.read().split()[3].split("/")[0]) - 1
 
@@ -73,13 +75,13 @@ def main():
     fastest, medians = [], []
     for index in range(args.processes):
         steal_before, total_before = cpu_times()
-        blocks = in_a_fork(per_call_ns)
+        *blocks, others = in_a_fork(per_call_ns)
         steal_after, total_after = cpu_times()
         steal = (steal_after - steal_before) / max(1, total_after - total_before)
         fastest.append(min(blocks))
         medians.append(statistics.median(blocks))
         print(f"process {index:3d}: fastest {fastest[-1]:6.0f} ns, median {medians[-1]:6.0f} "
-              f"ns per call; steal {steal:5.1%}; others runnable {others_runnable()}",
+              f"ns per call; steal {steal:5.1%}; others runnable {others:.0f}",
               flush=True)
     print(f"fastest block per process: {min(fastest):.0f}-{max(fastest):.0f} ns "
           f"(x{max(fastest) / min(fastest):.2f}); median block: {min(medians):.0f}-"

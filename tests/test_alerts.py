@@ -237,6 +237,13 @@ def test_a_control_that_changed_is_the_machine_not_a_regression():
     # Controls that changed nothing say the machine held.
     assert "flagged none of their cases: the machine held" in alerts.markdown(
         [replace(alert, verdicts=[slower])])
+    # The gate's two passes: a control the first pass flagged and the second did not is
+    # said as such, with how far it moved, not hidden behind "held".
+    near = replace(control, ratio=1.07)
+    twice = alerts.confirmed([slower, near], replace(alert, verdicts=[slower]))
+    text = alerts.markdown([twice])
+    assert "The first pass flagged 1 of their cases past x1.049, by up to x1.07." in text
+    assert "flagged none of their cases the same way in both passes" in text
 
 
 def test_no_regression_says_so():

@@ -72,23 +72,38 @@ def test_the_versions_besides_a_stack_come_from_its_latest_install_else_the_ledg
 
     from tfgpubench.names import INSTALL_HISTORY_FILE, INSTALLED_VERSIONS_FILE
 
+    def write(path, records):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(json.dumps(r) + "\n" for r in records) + "not json\n")
+
     env_dir, results = tmp_path / "env", tmp_path / "results"
-    history = env_dir / "0123abcd" / INSTALL_HISTORY_FILE
-    history.parent.mkdir(parents=True)
     # The gate's rounds: both stacks installed in turn into one environment; a failed
     # install of one says nothing of what it measured with.
-    history.write_text("".join(json.dumps(r) + "\n" for r in [
+    write(env_dir / "0123abcd" / INSTALL_HISTORY_FILE, [
         {"commit": "a" * 40, "ok": True, "also": {"numpy": "2.1.3"}},
         {"commit": "b" * 40, "ok": True, "also": {"numpy": "2.4.6"}},
         {"commit": "a" * 40, "ok": True, "also": {"numpy": "2.4.6"}},
         {"commit": "b" * 40, "ok": False, "reason": "pip failed"},
-    ]) + "not json\n")
-    assert runner.versions_besides(env_dir, results, "m", "a" * 40) == {"numpy": "2.4.6"}
-    assert runner.versions_besides(env_dir, results, "m", "b" * 40) == {"numpy": "2.4.6"}
+        {"commit": "e" * 40, "ok": True, "also": ["numpy"]},
+    ])
+    also = runner.recorded_also_versions
+    assert also(env_dir, results, "m", "a" * 40) == {"numpy": "2.4.6"}
+    assert also(env_dir, results, "m", "b" * 40) == {"numpy": "2.4.6"}
+    assert also(env_dir, results, "m", "e" * 40) == {}  # damaged: nothing known
     # A stack measured by an earlier run, whose environment is gone: the ledger's line.
-    (results / "m").mkdir(parents=True)
-    (results / "m" / INSTALLED_VERSIONS_FILE).write_text(json.dumps(
-        {"commit": "c" * 40, "also": {"numpy": "1.26.4"}}) + "\n")
-    assert runner.versions_besides(env_dir, results, "m", "c" * 40) == {"numpy": "1.26.4"}
-    assert runner.versions_besides(env_dir, results, "other", "c" * 40) == {}
-    assert runner.versions_besides(tmp_path / "none", results, "m", "d" * 40) == {}
+    write(results / "m" / INSTALLED_VERSIONS_FILE, [
+        {"commit": "c" * 40, "also": {"numpy": "1.26.4", "keras": None}},
+        {"commit": "a" * 40, "also": {"numpy": "2.1.3"}}])
+    assert also(env_dir, results, "m", "c" * 40) == {"numpy": "1.26.4"}
+    assert also(env_dir, results, "other", "c" * 40) == {}
+    assert also(tmp_path / "none", results, "m", "d" * 40) == {}
+    # run compares the results its own ledger line describes: that line first.
+    assert also(env_dir, results, "m", "a" * 40, ledger_first=True) == {"numpy": "2.1.3"}
+    assert also(env_dir, results, "m", "b" * 40, ledger_first=True) == {"numpy": "2.4.6"}
+    # Two environments (two Pythons) that installed other numpys for one stack: which one
+    # a comparison read is not known here, so none is claimed.
+    write(env_dir / "4567efgh" / INSTALL_HISTORY_FILE, [
+        {"commit": "a" * 40, "ok": True, "also": {"numpy": "2.2.0"}},
+        {"commit": "b" * 40, "ok": True, "also": {"numpy": "2.4.6"}}])
+    assert also(env_dir, results, "m", "a" * 40) == {}
+    assert also(env_dir, results, "m", "b" * 40) == {"numpy": "2.4.6"}

@@ -184,10 +184,12 @@ class Alert:
 
     @property
     def regressions(self):
+        """Slower or failed cases, the controls' changes of speed left out."""
         return [v for v in self.verdicts if v.regressed and not self.is_control(v)]
 
     @property
     def improvements(self):
+        """Faster or fixed cases, the controls' changes of speed left out."""
         return [v for v in self.verdicts if not v.regressed and not self.is_control(v)]
 
     @property
@@ -323,7 +325,12 @@ def _controls(alert):
     what = "; ".join(f"`{name}` ({why})" for name, why in sorted(alert.controls.items()))
     line = f"Controls, the same code on both stacks: {what}."
     changed = alert.control_changes
-    passes = " in both passes" if alert.first_pass is not None else ""
+    passes = " the same way in both passes" if alert.first_pass is not None else ""
+    first = [v for v in alert.first_pass or () if alert.is_control(v) and v.ratio]
+    if first:
+        drift = max(max(v.ratio, 1 / v.ratio) for v in first)
+        line += (f" The first pass flagged {len(first)} of their cases past "
+                 f"x{screening_factor(alert.factor):.4g}, by up to x{drift:.2f}.")
     if not changed:
         return line + (f" asv's rule flagged none of their cases{passes}: the machine held "
                        "its speed to the factor there.")

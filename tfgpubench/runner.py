@@ -288,35 +288,46 @@ def _install_marker(env_dir, commit):
     return max(found, key=lambda item: item[0])[1] if found else None
 
 
-def versions_besides(env_dir, results_dir, machine, commit):
+def recorded_also_versions(env_dir, results_dir, machine, commit, ledger_first=False):
     """{distribution: version} of what the installer recorded besides the stack's pins
-    (numpy, ...) for `commit`: from its latest successful install in asv's environments
-    (install_stack.py's history), else from its line in the machine's ledger; {} where
-    neither has it."""
-    found = []  # (the history's time, the line's place in it, the record)
-    for path in Path(env_dir).glob(f"*/{INSTALL_HISTORY_FILE}"):
+    (numpy, ...) for `commit`: from its latest successful install in each of asv's
+    environments (install_stack.py's history), else from its line in the machine's ledger;
+    {} where neither has it, or where environments disagree (then which one a comparison
+    read is not known here). ledger_first: the ledger's line first, as `run` wrote it with
+    the results it compares (a later install may have resolved another numpy)."""
+    if ledger_first:
+        return _also(ledger.installed_record(results_dir, machine, commit)) or \
+            recorded_also_versions(env_dir, results_dir, machine, commit)
+    latest = []  # per environment: the last successful install's versions
+    for path in sorted(Path(env_dir).glob(f"*/{INSTALL_HISTORY_FILE}")):
+        found = None
         with contextlib.suppress(OSError):
-            when = path.stat().st_mtime
-            for place, line in enumerate(path.read_text().splitlines()):
+            for line in path.read_text().splitlines():
                 with contextlib.suppress(ValueError):
                     record = json.loads(line)
                     if isinstance(record, dict) and record.get("commit") == commit \
                             and record.get("ok"):
-                        found.append((when, place, record))
-    if found:
-        # One history per environment, oldest line first; a commit installed in several
-        # environments: the latest written history's.
-        return max(found, key=lambda item: item[:2])[2].get("also", {})
-    record = ledger.installed_record(results_dir, machine, commit)
-    return (record or {}).get("also", {})
+                        found = _also(record)
+        if found is not None:
+            latest.append(found)
+    if latest:
+        return latest[0] if all(also == latest[0] for also in latest) else {}
+    return _also(ledger.installed_record(results_dir, machine, commit))
 
 
-def stack_controls(session, previous_commit, new_commit):
+def _also(record):
+    also = (record or {}).get("also")
+    return ({name: version for name, version in also.items() if isinstance(version, str)}
+            if isinstance(also, dict) else {})
+
+
+def stack_controls(session, previous_commit, new_commit, ledger_first=False):
     """The controls between two stacks measured on this machine (changes.control_benchmarks:
     the benchmarks whose code is the same in both, by the versions the installer recorded)."""
     env_dir = session.root / session.conf["env_dir"]
     return control_benchmarks(*(
-        versions_besides(env_dir, session.results_dir, session.machine, commit)
+        recorded_also_versions(env_dir, session.results_dir, session.machine, commit,
+                               ledger_first)
         for commit in (previous_commit, new_commit)))
 
 
@@ -535,7 +546,8 @@ def write_run_alerts(session, stacks, target, hashes):
             session.results_dir, session.machine,
             {"label": previous.label, "commit": hashes[previous.label]},
             {"label": label, "commit": hashes[label]}, env_names, source="run",
-            controls=stack_controls(session, hashes[previous.label], hashes[label]))
+            controls=stack_controls(session, hashes[previous.label], hashes[label],
+                                    ledger_first=True))
         found += [alert] if alert else []
         notes += [note] if note else []
     machine_dir = session.results_dir / session.machine

@@ -10,8 +10,8 @@ import pytest
 
 from tests.stacks.conftest import make_workspace, tfgpubench
 from tfgpubench import alerts
-from tfgpubench.commands.gate import gate_asv_args, judge_twice, without_controls
-from tfgpubench.names import COMPARATOR_BENCHMARKS, NUMPY_MULTIPLY, TIME_BENCHMARKS
+from tfgpubench.commands.gate import exit_status_without_controls, gate_asv_args, judge_twice
+from tfgpubench.names import COMPARATOR_BENCHMARKS, NUMPY_MULTIPLY, TIME_BENCHMARKS, case_id
 from tfgpubench.runner import split_bench_args
 from tfgpubench.stacks.table import load_table
 
@@ -203,33 +203,51 @@ def test_a_case_the_two_passes_call_opposite_ways_counts_for_neither():
     assert code == 0 and alert.verdicts == [] and alert.not_confirmed == [FAST]
 
 
+NUMPY_2X2 = alerts.Verdict(case=case_id(NUMPY_MULTIPLY, ["'cpu'", "2", "'int32'", "'eager'"]),
+                           benchmark=NUMPY_MULTIPLY, params={}, kind=alerts.SLOWER,
+                           ratio=1.31)
+CONTROLS = {NUMPY_MULTIPLY: "numpy 2.4.6 in both stacks"}
+
+
+def with_controls(*passes):
+    """asv continuous's answers, in turn, on stacks whose numpy is one version."""
+    answers = iter(passes)
+
+    def continuous(asv_args):
+        code, verdicts = next(answers)
+        return code, alerts.Alert("m", STACK_A, STACK_B, 1.1, list(verdicts), 82,
+                                  controls=CONTROLS), None
+    return continuous
+
+
 def test_a_gate_whose_only_flags_are_controls_passes(capsys):
     # numpy's multiply, one numpy on both stacks, flagged in both passes (as two of its
     # cases were on the EPYC VM, 2026-12-07), and nothing else: asv continuous exits 1,
     # the gate 0, and says why.
-    from tfgpubench.names import case_id
-
-    numpy_2x2 = alerts.Verdict(
-        case=case_id(NUMPY_MULTIPLY, ["'cpu'", "2", "'int32'", "'eager'"]),
-        benchmark=NUMPY_MULTIPLY, params={}, kind=alerts.SLOWER, ratio=1.31)
-    controls = {NUMPY_MULTIPLY: "numpy 2.4.6 in both stacks"}
-
-    def answers(*passes):
-        for code, verdicts in passes:
-            yield code, alerts.Alert("m", STACK_A, STACK_B, 1.1, list(verdicts), 82,
-                                     controls=controls), None
-
-    steps = answers((1, [numpy_2x2, FAST]), (1, [numpy_2x2]))
-    code, alert, _ = judge_twice(lambda args: next(steps), ["-b", "time_"])
-    assert code == 0 and alert.control_changes == [numpy_2x2] and not alert.regressions
-    # Judged on the first pass alone (--no-confirm), asv's 1 is set apart the same way.
-    first = alerts.Alert("m", STACK_A, STACK_B, 1.1, [numpy_2x2], 82, controls=controls)
-    assert without_controls(1, first) == 0
-    assert "flagged only controls" in capsys.readouterr().out
-    assert "x1.31" in alerts.markdown([first])
-    # A real slowdown beside it keeps the gate's 1; a failure keeps asv's 2.
-    assert without_controls(1, replace(first, verdicts=[numpy_2x2, SLOW])) == 1
-    assert without_controls(2, first) == 2 and without_controls(1, None) == 1
+    code, alert, _ = judge_twice(with_controls((1, [NUMPY_2X2, FAST]), (1, [NUMPY_2X2])),
+                                 ["-b", "time_"])
+    assert code == 0 and alert.control_changes == [NUMPY_2X2] and not alert.regressions
+    # The first pass flagged only controls: no second pass (it could flag no regression).
+    code, alert, _ = judge_twice(with_controls((1, [NUMPY_2X2])), ["-b", "time_"])
+    assert code == 1 and alert.first_pass is None
+    # ... and the gate's status sets asv's 1 apart, as with --no-confirm.
+    assert exit_status_without_controls(code, alert) == 0
+    out = capsys.readouterr().out
+    assert "moved by up to x1.31 during the gate" in out and "flagged only controls" in out
+    assert "x1.31" in alerts.markdown([alert])
+    # A real slowdown beside it keeps the gate's 1, and the drift is still printed; a
+    # failure keeps asv's 2.
+    assert exit_status_without_controls(1, replace(alert, verdicts=[NUMPY_2X2, SLOW])) == 1
+    assert "moved by up to x1.31" in capsys.readouterr().out
+    assert exit_status_without_controls(2, alert) == 2
+    assert exit_status_without_controls(1, None) == 1
+    # asv's 1 from something the summary does not judge (a track_ benchmark a user's -b
+    # picked), or beside a control that got faster: asv's 1 stands, nothing is said of
+    # controls that did not slow down.
+    assert exit_status_without_controls(1, replace(alert, verdicts=[])) == 1
+    faster = replace(NUMPY_2X2, kind=alerts.FASTER, ratio=0.8)
+    assert exit_status_without_controls(1, replace(alert, verdicts=[faster])) == 1
+    assert "flagged only controls" not in capsys.readouterr().out
 
 
 def test_a_failure_in_the_second_pass_is_asvs_exit_and_kept():

@@ -51,20 +51,24 @@ def test_a_benchmark_is_a_control_where_its_distribution_is_one_version_on_both_
     assert changes.control_benchmarks({}, {}) == {}
 
 
-def run_with_numpy(label, numpy, seconds_2x2):
-    """A Run whose numpy multiply took seconds_2x2 at 2x2 and 100 us at 1000x1000."""
-    measurements = {NUMPY_MULTIPLY: [
-        Measurement(NUMPY_MULTIPLY, {"device": "cpu", "size": size, "dtype": "int32",
-                                     "mode": "eager"}, value, ci_low=value * 0.99,
-                    ci_high=value * 1.01, repeat=20)
-        for size, value in ((2, seconds_2x2), (1000, 100e-6))]}
+def run_with_numpy(label, numpy, seconds_2x2, tensorflow_2x2=None):
+    """A Run whose numpy multiply took seconds_2x2 at 2x2 and 100 us at 1000x1000, and
+    TensorFlow's xla multiply tensorflow_2x2 at 2x2 where given."""
+    def measured(benchmark, size, value, mode="eager"):
+        return Measurement(benchmark, {"device": "cpu", "size": size, "dtype": "int32",
+                                       "mode": mode}, value, ci_low=value * 0.99,
+                           ci_high=value * 1.01, repeat=20)
+    measurements = {NUMPY_MULTIPLY: [measured(NUMPY_MULTIPLY, size, value)
+                                     for size, value in ((2, seconds_2x2), (1000, 100e-6))]}
+    if tensorflow_2x2 is not None:
+        measurements[MULTIPLY] = [measured(MULTIPLY, 2, tensorflow_2x2, "xla")]
     return Run(path="", machine="m", commit_hash=label, env_name="e", date=0, label=label,
                also={"numpy": numpy}, measurements=measurements)
 
 
 def test_numpys_multiply_with_one_numpy_on_both_sides_is_the_machines_drift():
-    # As the EPYC VM's sequential run read tf2.20.0 -> tf2.21.0 (numpy 2.4.6 in both):
-    # the same code, 1.3x slower at 2x2 the second time.
+    # As the gate of tf2.20.0 -> tf2.21.0 on the EPYC VM read numpy's 2x2 multiply
+    # (numpy 2.4.6 in both, 2026-12-07): the same code, 1.3x slower the second time.
     before, after = run_with_numpy("a", "2.4.6", 820e-9), run_with_numpy("b", "2.4.6", 1.07e-6)
     controls = changes.step_controls(before, after)
     assert controls.why == "numpy 2.4.6 in both stacks"
@@ -82,6 +86,12 @@ def test_numpys_multiply_with_one_numpy_on_both_sides_is_the_machines_drift():
     assert changes.step_controls(before, run_with_numpy("c", "2.4.7", 1.07e-6)) is None
     assert changes.step_change("m", before, run_with_numpy("c", "2.4.7", 1e-6), {}).controls \
         is None
+    # Beside what moved in TensorFlow, after it.
+    step = changes.step_change("m", run_with_numpy("a", "2.4.6", 820e-9, 259e-6),
+                               run_with_numpy("b", "2.4.6", 1.07e-6, 148e-6), {})
+    assert step.describe().startswith("a -> b: cpu xla, moving data: 0.57x (1 of 1 cases ")
+    assert step.describe().endswith("; controls (numpy 2.4.6 in both stacks): 1 of 2 cases "
+                                    "moved, up to x1.30, the machine's own drift")
     # Nothing moved: said so.
     steady = changes.step_controls(before, run_with_numpy("d", "2.4.6", 830e-9))
     assert steady.describe() == "controls (numpy 2.4.6 in both stacks): none of 2 cases moved"
@@ -128,3 +138,13 @@ def test_the_release_that_made_gpu_dispatch_cheaper_is_named(stack_repo):
     others = times[1:]
     assert all(len(g.changed) <= len(g.cases) // 4 for g in others), [g.describe() for g in others]
     assert "gpu eager, fixed cost per op: 0.8" in step.describe()
+
+
+def test_the_page_gives_the_controls_under_what_moved():
+    from tfgpubench.report.page import _changes_html
+
+    step = changes.step_change("m", run_with_numpy("a", "2.4.6", 820e-9),
+                               run_with_numpy("b", "2.4.6", 1.07e-6), {})
+    html = "".join(_changes_html({"changes": {"m": {"steps": [step], "overall": None}}}))
+    assert ("nothing beyond noise (0 cases compared)<br><em>controls (numpy 2.4.6 in both "
+            "stacks): 1 of 2 cases moved, up to x1.30, the machine&#x27;s own drift</em>") in html

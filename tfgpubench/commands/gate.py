@@ -87,8 +87,9 @@ def judge_twice(continuous, asv_args, confirm=True, selected_cases=None, screen=
     files at the screening factor (alerts.screening_factor; None: at the factor). The cases
     the screen finds faster or slower are measured again by a second `continuous`
     selecting them alone, and a case is flagged where that pass flags it the same way
-    (alerts.confirmed); the exit status is then 1 where a slowdown stays, else 0, or asv's
-    2 where a benchmark failed. selected_cases(patterns): the cases asv's -b would
+    (alerts.confirmed); the exit status is then 1 where a slowdown that is no control
+    stays, else 0, or asv's 2 where a benchmark failed. Where the first pass flagged only
+    controls, there is no second pass. selected_cases(patterns): the cases asv's -b would
     select; where they are not the screened ones, the first pass decides (measuring
     others again would confirm nothing)."""
     code, alert, note = continuous(asv_args)
@@ -107,7 +108,9 @@ def judge_twice(continuous, asv_args, confirm=True, selected_cases=None, screen=
     picked = {v.case for v in first_pass}
     first_pass += [v for v in alert.verdicts if v.kind in changed and v.case not in picked]
     again = alerts.to_measure_again(first_pass)
-    if not again:
+    if not again or all(alert.is_control(v) for v in first_pass):
+        # Nothing, or only controls, to measure again: a second pass could flag no
+        # regression of the upgrade.
         return code, alert, note
     if selected_cases is not None and selected_cases(again) != {v.case for v in first_pass}:
         why = ("the flagged cases could not be selected alone for a second pass: judged on "
@@ -131,14 +134,17 @@ def judge_twice(continuous, asv_args, confirm=True, selected_cases=None, screen=
     return (1 if kept.regressions else 0), kept, note
 
 
-def without_controls(code, alert):
-    """The gate's exit status once the controls are set apart: asv's 1 where it flagged
-    only controls (the machine, not the upgrade) is 0; said on the console."""
-    if alert is None or code != 1 or alert.regressions:
+def exit_status_without_controls(code, alert):
+    """The gate's exit status once the controls are set apart: asv's 1 where every case it
+    flagged slower is a control (the machine, not the upgrade) is 0. The controls' drift
+    is printed whenever they moved."""
+    if alert is not None and alert.control_changes:
+        print(f"the controls, the same code on both stacks, moved by up to "
+              f"x{alert.drift():.2f} during the gate: the machine's speed, not the "
+              "upgrade's", flush=True)
+    if alert is None or code != 1 or alert.regressions or not alert.asv_regressions:
         return code
-    print(f"asv continuous flagged only controls, the same code on both stacks: the "
-          f"machine's speed moved by up to x{alert.drift():.2f} during the gate; no "
-          "regression of the upgrade", flush=True)
+    print("asv continuous flagged only controls: no regression of the upgrade", flush=True)
     return 0
 
 
@@ -204,7 +210,7 @@ def run(args):
         continuous, asv_args, args.confirm,
         lambda patterns: alerts.selected_cases(session.config_path, patterns),
         screen=lambda: judged(alerts.screening_factor(args.factor))[0])
-    code = without_controls(code, alert)
+    code = exit_status_without_controls(code, alert)
     found = [alert] if alert else []
     notes = [note] if note else []
     if code == 2:

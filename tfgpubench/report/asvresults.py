@@ -399,7 +399,7 @@ def read_installed_versions(machine_dir, problems, results_dir=None):
         also = entry.get("also")
         found[(commit, entry.get("env_name"))] = {
             "versions": {str(k): str(v) for k, v in versions.items()},
-            "also": ({str(k): str(v) for k, v in also.items()}
+            "also": ({str(k): v for k, v in also.items() if isinstance(v, str)}
                      if isinstance(also, dict) else {}),
             "skip_reasons": skip_reasons_of(entry),
             "gpu_checks": record.get("checks", []) if isinstance(record, dict) else [],
