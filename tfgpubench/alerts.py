@@ -36,7 +36,7 @@ from . import format as fmt
 from .names import case_id
 from .report.analysis import Estimate
 from .report.asvresults import load_benchmarks, load_run
-from .report.changes import FACTOR, compare_cases
+from .report.changes import FACTOR, compare_cases, largest_change
 from .stacks.ledger import result_files
 
 SLOWER, FAILED, FASTER, FIXED = "slower", "failed", "faster", "fixed"
@@ -206,8 +206,7 @@ class Alert:
     def drift(self):
         """The largest change asv's rule found on a control, as a factor >= 1 (None: no
         control flagged)."""
-        ratios = [max(v.ratio, 1 / v.ratio) for v in self.control_changes if v.ratio]
-        return max(ratios) if ratios else None
+        return largest_change(v.ratio for v in self.control_changes if v.ratio)
 
     @property
     def not_confirmed(self):
@@ -328,7 +327,7 @@ def _controls(alert):
     passes = " the same way in both passes" if alert.first_pass is not None else ""
     first = [v for v in alert.first_pass or () if alert.is_control(v) and v.ratio]
     if first:
-        drift = max(max(v.ratio, 1 / v.ratio) for v in first)
+        drift = largest_change(v.ratio for v in first)
         line += (f" The first pass flagged {len(first)} of their cases past "
                  f"x{screening_factor(alert.factor):.4g}, by up to x{drift:.2f}.")
     if not changed:

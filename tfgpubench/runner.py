@@ -35,7 +35,7 @@ from .names import (
 )
 from .pairing import series
 from .report import publish_page
-from .report.changes import control_benchmarks
+from .report.changes import control_benchmarks, recorded_versions
 from .stacks import ledger
 from .stacks import repo as stacks_repo
 from .stacks.install_stack import parse_pin
@@ -316,9 +316,7 @@ def recorded_also_versions(env_dir, results_dir, machine, commit, ledger_first=F
 
 
 def _also(record):
-    also = (record or {}).get("also")
-    return ({name: version for name, version in also.items() if isinstance(version, str)}
-            if isinstance(also, dict) else {})
+    return recorded_versions((record or {}).get("also"))
 
 
 def stack_controls(session, previous_commit, new_commit, ledger_first=False):

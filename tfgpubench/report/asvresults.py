@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..names import INSTALLED_VERSIONS_FILE, NOT_RESULT_FILES
+from .changes import recorded_versions
 
 SHORT_HASH = 8
 
@@ -396,11 +397,9 @@ def read_installed_versions(machine_dir, problems, results_dir=None):
             )
             continue
         record = entry.get("gpu_checks")
-        also = entry.get("also")
         found[(commit, entry.get("env_name"))] = {
             "versions": {str(k): str(v) for k, v in versions.items()},
-            "also": ({str(k): v for k, v in also.items() if isinstance(v, str)}
-                     if isinstance(also, dict) else {}),
+            "also": recorded_versions(entry.get("also")),
             "skip_reasons": skip_reasons_of(entry),
             "gpu_checks": record.get("checks", []) if isinstance(record, dict) else [],
         }

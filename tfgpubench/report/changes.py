@@ -85,6 +85,21 @@ def control_benchmarks(previous_versions, new_versions, distributions=CONTROL_DI
     return controls
 
 
+def recorded_versions(also):
+    """The {distribution: version} of a record's "also" (what the installer found besides
+    a stack's pins); {} for anything else, and versions that are not strings left out."""
+    if not isinstance(also, dict):
+        return {}
+    return {str(name): version for name, version in also.items() if isinstance(version, str)}
+
+
+def largest_change(ratios):
+    """The largest of some after / before ratios, either way, as a factor >= 1; None for
+    none."""
+    factors = [max(ratio, 1 / ratio) for ratio in ratios]
+    return max(factors) if factors else None
+
+
 @dataclass
 class Controls:
     """The controls of a step: code the same in both runs, compared by the same rule. What
@@ -99,8 +114,7 @@ class Controls:
 
     def drift(self):
         """The largest change among the cases that changed, as a factor >= 1, or None."""
-        ratios = [max(c.ratio.value, 1 / c.ratio.value) for c in self.changed]
-        return max(ratios) if ratios else None
+        return largest_change(c.ratio.value for c in self.changed)
 
     def describe(self):
         if not self.changed:
